@@ -1,0 +1,69 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# offsample top-level Makefile.  `make help` lists the targets.
+#
+# The module is built out of tree in build/<kernel release>/, one directory
+# per kernel, so builds for several kernels coexist and `make -C KDIR M=...
+# clean` never touches the sources.
+
+SHELL := /bin/bash
+TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+VERSION := $(shell cat $(TOP)/VERSION)
+
+KVER ?= $(shell uname -r)
+KDIR ?= /lib/modules/$(KVER)/build
+# A KDIR given without KVER: take the release from the headers.
+ifneq ($(origin KDIR),file)
+ifeq ($(origin KVER),file)
+KVER := $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"/\1/p' $(KDIR)/include/generated/utsrelease.h 2>/dev/null)
+endif
+endif
+BUILD := $(TOP)/build
+MODSRC := $(wildcard $(TOP)/module/*.c $(TOP)/module/*.h) $(TOP)/module/Kbuild
+
+.PHONY: all module modules-all test test-host test-guest demo clean help
+
+all: module
+
+help:
+	@echo "make [KVER=release | KDIR=dir]   build module/offsample.ko for a kernel"
+	@echo "make modules-all                 build for every kernel the tests use"
+	@echo "make test                        the whole test suite (host + guests)"
+	@echo "make test-host                   host-only tests (tools, renderer)"
+	@echo "make test-guest [KVERS=...]      guest suites only"
+	@echo "make demo                        profile a sample workload, write an SVG and a report"
+	@echo "make clean                       remove build/"
+
+module: $(BUILD)/$(KVER)/offsample.ko
+	@echo "built $(BUILD)/$(KVER)/offsample.ko"
+
+$(BUILD)/%/offsample.ko: $(MODSRC) $(TOP)/VERSION
+	@kdir=$(if $(filter $*,$(KVER)),$(KDIR),/lib/modules/$*/build); \
+	[ -d "$$kdir" ] || kdir=/usr/src/linux-headers-$*; \
+	if [ ! -d "$$kdir" ]; then \
+		echo "offsample: no kernel headers for $* (looked in $$kdir)." >&2; \
+		echo "  Install linux-headers-$* or pass KDIR=/path/to/headers." >&2; \
+		exit 1; \
+	fi; \
+	mkdir -p $(BUILD)/$*; \
+	for f in $(MODSRC) $(TOP)/VERSION; do ln -sf $$f $(BUILD)/$*/; done; \
+	$(MAKE) -C $$kdir M=$(BUILD)/$* modules W=1
+
+modules-all:
+	@set -e; for k in $$($(TOP)/tests/vm/kernels.sh); do \
+		$(MAKE) --no-print-directory KVER=$$k module; done
+
+test:
+	@$(TOP)/tests/run.sh
+
+test-host:
+	@$(TOP)/tests/run.sh --host-only
+
+test-guest:
+	@$(TOP)/tests/run.sh --guest-only
+
+demo:
+	@$(TOP)/tests/vm/demo.sh
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * offsample - sample off-CPU kernel stacks of every thread, classify why
+ * each thread waits, aggregate identical stacks with counts, and serve the
+ * result as text under /proc/offsample.
+ *
+ * main.c: module parameters, init and exit.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/kernel.h>
+#include <linux/string.h>
+
+#include "offsample.h"
+#include "table.h"
+
+struct offs_stats offs_stats;
+
+unsigned int offs_hz = 9;
+unsigned int offs_max_stacks = 8192;
+unsigned int offs_max_depth = 48;
+bool offs_enabled = true;
+bool offs_kthreads = true;
+unsigned int offs_key_fields;
+
+#define OFFS_HZ_MAX		1000U
+#define OFFS_MAX_STACKS_MIN	16U
+#define OFFS_MAX_STACKS_MAX	(1U << 20)
+
+/*
+ * Parameter setters run with the module's kernel_param_lock held, possibly
+ * while the module is being unloaded; they only touch static data.  A bad
+ * value is rejected with -EINVAL and changes nothing.
+ */
+static int offs_parse_uint(const char *val, unsigned int min, unsigned int max,
+			   unsigned int *out)
+{
+	unsigned int v;
+
+	if (!val || kstrtouint(val, 10, &v) || v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int offs_set_hz(const char *val, const struct kernel_param *kp)
+{
+	unsigned int v;
+
+	if (offs_parse_uint(val, 1, OFFS_HZ_MAX, &v))
+		return -EINVAL;
+	WRITE_ONCE(offs_hz, v);
+	offs_sampler_kick();
+	return 0;
+}
+
+static int offs_set_max_stacks(const char *val, const struct kernel_param *kp)
+{
+	unsigned int v;
+
+	if (offs_parse_uint(val, OFFS_MAX_STACKS_MIN, OFFS_MAX_STACKS_MAX, &v))
+		return -EINVAL;
+	WRITE_ONCE(offs_max_stacks, v);
+	return 0;
+}
+
+static int offs_set_max_depth(const char *val, const struct kernel_param *kp)
+{
+	unsigned int v;
+
+	if (offs_parse_uint(val, 1, OFFS_MAX_DEPTH_LIMIT, &v))
+		return -EINVAL;
+	WRITE_ONCE(offs_max_depth, v);
+	return 0;
+}
+
+/* Turning sampling off returns once no tick is in progress. */
+static int offs_set_enabled(const char *val, const struct kernel_param *kp)
+{
+	bool v;
+
+	if (!val || kstrtobool(val, &v))
+		return -EINVAL;
+	WRITE_ONCE(offs_enabled, v);
+	offs_sampler_kick();
+	if (!v)
+		offs_sampler_quiesce();
+	return 0;
+}
+
+static int offs_set_bool(const char *val, const struct kernel_param *kp)
+{
+	bool v;
+
+	if (!val || kstrtobool(val, &v))
+		return -EINVAL;
+	WRITE_ONCE(*(bool *)kp->arg, v);
+	return 0;
+}
+
+static const struct {
+	const char *name;
+	unsigned int bit;
+} offs_key_names[] = {
+	{ "comm", 0 },
+	{ "pid", OFFS_KEY_PID },
+	{ "tid", OFFS_KEY_TID },
+	{ "tname", OFFS_KEY_TNAME },
+};
+
+/* "comm", "comm,pid", "pid,tname" ... (comm is always part of the key). */
+static int offs_set_key(const char *val, const struct kernel_param *kp)
+{
+	char buf[64], *s, *tok;
+	unsigned int fields = 0, i;
+
+	if (!val || strscpy(buf, val, sizeof(buf)) < 0)
+		return -EINVAL;
+	s = strim(buf);
+	if (!*s)
+		return -EINVAL;
+	while ((tok = strsep(&s, ",+")) != NULL) {
+		for (i = 0; i < ARRAY_SIZE(offs_key_names); i++)
+			if (!strcmp(tok, offs_key_names[i].name))
+				break;
+		if (i == ARRAY_SIZE(offs_key_names))
+			return -EINVAL;
+		fields |= offs_key_names[i].bit;
+	}
+	WRITE_ONCE(offs_key_fields, fields);
+	return 0;
+}
+
+static int offs_get_key(char *buf, const struct kernel_param *kp)
+{
+	unsigned int fields = READ_ONCE(offs_key_fields), i;
+	int n = sprintf(buf, "comm");
+
+	for (i = 1; i < ARRAY_SIZE(offs_key_names); i++)
+		if (fields & offs_key_names[i].bit)
+			n += sprintf(buf + n, ",%s", offs_key_names[i].name);
+	return n + sprintf(buf + n, "\n");
+}
+
+static const struct kernel_param_ops offs_hz_ops = {
+	.set = offs_set_hz, .get = param_get_uint,
+};
+static const struct kernel_param_ops offs_max_stacks_ops = {
+	.set = offs_set_max_stacks, .get = param_get_uint,
+};
+static const struct kernel_param_ops offs_max_depth_ops = {
+	.set = offs_set_max_depth, .get = param_get_uint,
+};
+static const struct kernel_param_ops offs_enabled_ops = {
+	.set = offs_set_enabled, .get = param_get_bool,
+};
+static const struct kernel_param_ops offs_bool_ops = {
+	.set = offs_set_bool, .get = param_get_bool,
+};
+static const struct kernel_param_ops offs_key_ops = {
+	.set = offs_set_key, .get = offs_get_key,
+};
+
+module_param_cb(enabled, &offs_enabled_ops, &offs_enabled, 0644);
+MODULE_PARM_DESC(enabled, "Sample (1, default) or pause (0); writing 0 waits for a tick in progress");
+module_param_cb(hz, &offs_hz_ops, &offs_hz, 0644);
+MODULE_PARM_DESC(hz, "Ticks per second, 1..1000 (default 9)");
+module_param_cb(max_stacks, &offs_max_stacks_ops, &offs_max_stacks, 0644);
+MODULE_PARM_DESC(max_stacks, "Bound on distinct stacks and on records per generation, 16..1048576 (default 8192)");
+module_param_cb(max_depth, &offs_max_depth_ops, &offs_max_depth, 0644);
+MODULE_PARM_DESC(max_depth, "Kernel frames kept per stack, 1..128 (default 48)");
+module_param_cb(kthreads, &offs_bool_ops, &offs_kthreads, 0644);
+MODULE_PARM_DESC(kthreads, "Also sample kernel threads (default 1)");
+module_param_cb(key, &offs_key_ops, &offs_key_fields, 0644);
+MODULE_PARM_DESC(key, "Aggregation key fields besides reason, state, comm and stack: comma list of pid, tid, tname (default \"comm\")");
+
+static int __init offs_init(void)
+{
+	int err;
+
+	err = offs_classify_init();
+	if (err)
+		return err;
+	err = offs_symcache_init();
+	if (err)
+		goto err_classify;
+	err = offs_table_init();
+	if (err)
+		goto err_symcache;
+	err = offs_sampler_start();
+	if (err)
+		goto err_table;
+	err = offs_procfs_init();
+	if (err)
+		goto err_sampler;
+	pr_info("version %s loaded, hz=%u enabled=%d\n", OFFS_VERSION,
+		offs_hz, offs_enabled);
+	return 0;
+
+err_sampler:
+	offs_sampler_stop();
+err_table:
+	offs_table_exit();
+err_symcache:
+	offs_symcache_exit();
+err_classify:
+	offs_classify_exit();
+	return err;
+}
+
+static void __exit offs_exit(void)
+{
+	/* Readers first: proc_remove() waits for them and closes their files. */
+	offs_procfs_exit();
+	offs_sampler_stop();
+	offs_table_exit();
+	offs_symcache_exit();
+	offs_classify_exit();
+	pr_info("unloaded\n");
+}
+
+module_init(offs_init);
+module_exit(offs_exit);
+
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("Off-CPU stack sampler with in-kernel aggregation by wait reason");
+MODULE_VERSION(OFFS_VERSION);

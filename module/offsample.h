@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * offsample.h - types shared by the files of the offsample module.
+ *
+ * Data flows one way:
+ *   sampler.c (kthread, one tick at hz)
+ *     -> pin.c      pin a thread, read its state, unwind its kernel stack
+ *     -> classify.c state + syscall + frame names -> wait reason
+ *     -> table.c    hash-consed stacks, (reason, state, comm, stack) -> count
+ *   procfs.c        prints tables and threads, symbols from symcache.c
+ */
+#ifndef OFFS_OFFSAMPLE_H
+#define OFFS_OFFSAMPLE_H
+
+#include <linux/types.h>
+#include <linux/sched.h>
+#include <linux/atomic.h>
+#include <linux/list.h>
+#include <linux/kref.h>
+#include <linux/mutex.h>
+
+#include "compat.h"
+
+#ifndef OFFS_VERSION
+#define OFFS_VERSION		"0.0.0-unknown"
+#endif
+#define OFFS_FORMAT_VERSION	1
+
+/* Wait reasons, in output order.  New reasons are appended (e.g. cpu). */
+enum offs_reason {
+	OFFS_R_IO,
+	OFFS_R_LOCK,
+	OFFS_R_SCHED,
+	OFFS_R_SLEEP,
+	OFFS_R_NET,
+	OFFS_R_IPC,
+	OFFS_R_FAULT,
+	OFFS_R_STOPPED,
+	OFFS_R_IDLE,
+	OFFS_R_OTHER,
+	OFFS_R_NR
+};
+
+extern const char * const offs_reason_names[OFFS_R_NR];
+
+/* What pinning a thread found. */
+enum offs_pin {
+	OFFS_PIN_BLOCKED,	/* off-CPU and not runnable: stack captured */
+	OFFS_PIN_RUNQ,		/* runnable, waiting for a CPU: stack captured */
+	OFFS_PIN_ONCPU,		/* running on a CPU: no stack */
+	OFFS_PIN_EXITING,	/* dead, zombie, new or waking: skipped */
+	OFFS_PIN_RACED,		/* runnable and ran while being unwound */
+};
+
+/* Frame-derived facts about a kernel stack, see classify.c. */
+struct offs_frames_info {
+	u8 decisive;		/* first decisive reason from the leaf, or OFFS_R_NR */
+	u8 weak;		/* first weak reason from the leaf, or OFFS_R_NR */
+	u8 fault:1;		/* entered the kernel through a page fault */
+	u8 idle_loop:1;		/* a kernel thread's idle wait loop */
+};
+
+/* One thread at one instant, as captured by offs_pin_capture(). */
+struct offs_sample {
+	unsigned int state;	/* raw task state word */
+	char state_ch;		/* R S D T t I P F, see docs/CLASSIFICATION.md */
+	bool iowait;
+	bool kthread;
+	bool truncated;		/* more frames than max_depth */
+	long syscall;		/* syscall number, -1 for exceptions/kthreads */
+	unsigned long ncsw;	/* nvcsw + nivcsw when pinned */
+	unsigned int depth;
+	unsigned long *ips;	/* caller-provided, max_depth entries */
+	pid_t tgid;
+	pid_t tid;
+	char comm[TASK_COMM_LEN];	/* process (thread group leader) name */
+	char tname[TASK_COMM_LEN];	/* thread name */
+};
+
+/* Fields optionally added to the aggregation key (parameter "key"). */
+#define OFFS_KEY_PID	0x1
+#define OFFS_KEY_TID	0x2
+#define OFFS_KEY_TNAME	0x4
+
+/* A hash-consed kernel stack, shared by every record that uses it. */
+struct offs_stack {
+	struct hlist_node node;
+	u32 hash;
+	u16 depth;
+	u16 truncated:1;
+	struct offs_frames_info info;
+	unsigned int refs;		/* under offs_table_lock */
+	unsigned long ips[];
+};
+
+/* One aggregated record: (reason, state, comm, [pid, tid, tname], stack). */
+struct offs_rec {
+	struct hlist_node node;		/* generation hash chain */
+	struct list_head list;		/* generation insertion order */
+	u32 hash;
+	u8 reason;
+	char state_ch;
+	pid_t tgid;			/* 0 unless OFFS_KEY_PID/TID */
+	pid_t tid;			/* 0 unless OFFS_KEY_TID */
+	char comm[TASK_COMM_LEN];
+	char tname[TASK_COMM_LEN];	/* "" unless OFFS_KEY_TID/TNAME */
+	struct offs_stack *stack;	/* reference held */
+	u64 count;
+};
+
+/*
+ * A generation: everything counted between two drains or resets.  The
+ * sampler adds to the current one; a drain swaps in a fresh one and hands
+ * the old one, now immutable, to the reader.
+ */
+struct offs_gen {
+	struct kref ref;
+	u64 seq;
+	u64 start_real_ns;		/* wall clock at creation */
+	u64 end_real_ns;		/* wall clock when swapped out, or 0 */
+	u64 start_mono_ns;
+	u64 end_mono_ns;
+	u64 ticks;
+	u64 samples;
+	u64 dropped;
+	u64 dropped_reason[OFFS_R_NR];
+	unsigned int nrecs;
+	unsigned int nbuckets;		/* power of two */
+	struct hlist_head *buckets;
+	struct list_head recs;
+};
+
+/* Module parameters (main.c), read with READ_ONCE by everyone else. */
+extern unsigned int offs_hz;
+extern unsigned int offs_max_stacks;
+extern unsigned int offs_max_depth;
+extern bool offs_enabled;
+extern bool offs_kthreads;
+extern unsigned int offs_key_fields;
+
+#define OFFS_MAX_DEPTH_LIMIT	128
+
+/*
+ * Statistics.  Sampler-only counters have a single writer (the sampler
+ * kthread) and are read locklessly by /proc/offsample/stats; counters that
+ * several readers bump are atomic.
+ */
+struct offs_stats {
+	u64 ticks;
+	u64 ticks_overrun;
+	u64 threads_visited;
+	u64 kthreads_skipped;
+	u64 oncpu;
+	u64 exiting;
+	u64 rq_raced;
+	u64 offcpu;			/* samples + dropped */
+	u64 samples;
+	u64 samples_reason[OFFS_R_NR];
+	u64 unwound;
+	u64 truncated;
+	u64 empty_stacks;
+	u64 dropped;
+	u64 dropped_full;
+	u64 dropped_nomem;
+	u64 tick_ns_last;
+	u64 tick_ns_max;
+	u64 tick_ns_total;
+	u64 snapshot_grow;
+	atomic64_t sym_lookups;
+	atomic64_t sym_hits;
+	atomic64_t sym_flushes;
+	atomic64_t class_lookups;
+	atomic64_t class_hits;
+	atomic64_t drains;
+	atomic64_t resets;
+	atomic64_t mem_bytes;
+};
+
+extern struct offs_stats offs_stats;
+
+#define OFFS_STAT_ADD(field, n) \
+	WRITE_ONCE(offs_stats.field, offs_stats.field + (n))
+
+/* pin.c */
+enum offs_pin offs_pin_capture(struct task_struct *t, struct offs_sample *s,
+			       unsigned int max_depth);
+void offs_sample_names(struct task_struct *t, struct offs_sample *s);
+
+/* classify.c */
+int offs_classify_init(void);
+void offs_classify_exit(void);
+void offs_classify_flush(void);
+void offs_frames_info(const unsigned long *ips, unsigned int depth,
+		      struct offs_frames_info *info);
+enum offs_reason offs_reason_of(const struct offs_sample *s,
+				const struct offs_frames_info *info);
+
+/* symcache.c */
+int offs_symcache_init(void);
+void offs_symcache_exit(void);
+void offs_symcache_flush(void);
+int offs_sym_format(unsigned long addr, char *buf, size_t len);
+unsigned int offs_symcache_entries(void);
+
+/* procfs.c */
+int offs_procfs_init(void);
+void offs_procfs_exit(void);
+
+/* sampler.c */
+int offs_sampler_start(void);
+void offs_sampler_stop(void);
+void offs_sampler_kick(void);
+void offs_sampler_quiesce(void);
+u64 offs_sampler_cpu_ns(void);
+
+#endif /* OFFS_OFFSAMPLE_H */

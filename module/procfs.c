@@ -1,0 +1,519 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * procfs.c - /proc/offsample: the only code that prints.
+ *
+ *   stacks   the current generation, one record per line (docs/FORMAT.md)
+ *   drain    same format; opening it starts a new generation, atomically
+ *   threads  every thread right now, FreeBSD "procstat -ka" columns
+ *   stats    sampler health and cost, "name value" lines
+ *   control  write "reset" to discard the current generation
+ *
+ * Everything is root-only (0400/0200): kernel stacks are as sensitive as
+ * /proc/PID/stack.  Kernel addresses are never printed, only symbols.
+ * Large outputs stream through seq_file one page at a time.
+ */
+#include <linux/proc_fs.h>
+#include <linux/seq_file.h>
+#include <linux/uaccess.h>
+#include <linux/slab.h>
+#include <linux/pid.h>
+#include <linux/pid_namespace.h>
+#include <linux/sched/task.h>
+#include <linux/utsname.h>
+#include <linux/ktime.h>
+#include <linux/string.h>
+#include <linux/kallsyms.h>
+
+#include "offsample.h"
+#include "table.h"
+
+#define OFFS_PROC_DIR	"offsample"
+
+static struct proc_dir_entry *offs_proc_dir;
+
+/* Bytes that would break a TAB-separated, ';'-joined line are escaped. */
+static void offs_seq_escaped(struct seq_file *m, const char *s, size_t max)
+{
+	size_t i;
+	unsigned char c;
+
+	for (i = 0; i < max && s[i]; i++) {
+		c = s[i];
+		if (c < 0x20 || c == 0x7f || c == '\\' || c == ';')
+			seq_printf(m, "\\x%02x", c);
+		else
+			seq_putc(m, c);
+	}
+}
+
+static void offs_seq_time(struct seq_file *m, const char *name, u64 ns)
+{
+	seq_printf(m, "# %s: %llu.%03llu\n", name, ns / NSEC_PER_SEC,
+		   (ns % NSEC_PER_SEC) / NSEC_PER_MSEC);
+}
+
+static void offs_seq_key_fields(struct seq_file *m, unsigned int fields)
+{
+	seq_puts(m, "comm");
+	if (fields & OFFS_KEY_PID)
+		seq_puts(m, ",pid");
+	if (fields & OFFS_KEY_TID)
+		seq_puts(m, ",tid");
+	if (fields & OFFS_KEY_TNAME)
+		seq_puts(m, ",tname");
+}
+
+/* ---- stacks and drain ---- */
+
+struct offs_stacks_priv {
+	struct offs_gen_iter it;
+	bool drain;
+	char sym[KSYM_SYMBOL_LEN];
+};
+
+static void *offs_stacks_start(struct seq_file *m, loff_t *pos)
+{
+	struct offs_stacks_priv *p = m->private;
+
+	if (*pos == 0)
+		return SEQ_START_TOKEN;
+	return offs_gen_iter_seek(&p->it, *pos - 1) ? &p->it : NULL;
+}
+
+static void *offs_stacks_next(struct seq_file *m, void *v, loff_t *pos)
+{
+	struct offs_stacks_priv *p = m->private;
+
+	++*pos;
+	return offs_gen_iter_seek(&p->it, *pos - 1) ? &p->it : NULL;
+}
+
+static void offs_stacks_stop(struct seq_file *m, void *v)
+{
+}
+
+static void offs_stacks_header(struct seq_file *m, struct offs_stacks_priv *p)
+{
+	struct offs_gen_summary sum;
+	int r;
+
+	offs_gen_summary(p->it.gen, &sum);
+	seq_printf(m, "# offsample stacks v%d\n", OFFS_FORMAT_VERSION);
+	seq_printf(m, "# source: %s\n", p->drain ? "drain" : "stacks");
+	seq_printf(m, "# version: %s\n", OFFS_VERSION);
+	seq_printf(m, "# kernel: %s\n", utsname()->release);
+	seq_printf(m, "# hostname: %s\n", utsname()->nodename);
+	seq_printf(m, "# generation: %llu\n", sum.seq);
+	offs_seq_time(m, "start", sum.start_real_ns);
+	offs_seq_time(m, "end", sum.end_real_ns);
+	offs_seq_time(m, "duration", sum.duration_ns);
+	seq_printf(m, "# hz: %u\n", READ_ONCE(offs_hz));
+	seq_printf(m, "# ticks: %llu\n", sum.ticks);
+	seq_printf(m, "# samples: %llu\n", sum.samples);
+	seq_printf(m, "# dropped: %llu\n", sum.dropped);
+	if (sum.dropped) {
+		seq_puts(m, "# dropped_by_reason:");
+		for (r = 0; r < OFFS_R_NR; r++)
+			if (sum.dropped_reason[r])
+				seq_printf(m, " %s=%llu", offs_reason_names[r],
+					   sum.dropped_reason[r]);
+		seq_putc(m, '\n');
+	}
+	seq_printf(m, "# records: %u\n", sum.nrecs);
+	seq_puts(m, "# key: ");
+	offs_seq_key_fields(m, READ_ONCE(offs_key_fields));
+	seq_putc(m, '\n');
+	seq_puts(m, "# columns: count reason state pid tid comm tname kstack\n");
+}
+
+static int offs_stacks_show(struct seq_file *m, void *v)
+{
+	struct offs_stacks_priv *p = m->private;
+	struct offs_rec *rec;
+	struct offs_stack *st;
+	unsigned int i;
+
+	if (v == SEQ_START_TOKEN) {
+		offs_stacks_header(m, p);
+		return 0;
+	}
+	/* rec and its stack are immutable and kept alive by our gen ref. */
+	rec = p->it.rec;
+	st = rec->stack;
+	seq_printf(m, "%llu\t%s\t%c\t", p->it.count,
+		   offs_reason_names[rec->reason], rec->state_ch);
+	if (rec->tgid)
+		seq_printf(m, "%d\t", rec->tgid);
+	else
+		seq_puts(m, "-\t");
+	if (rec->tid)
+		seq_printf(m, "%d\t", rec->tid);
+	else
+		seq_puts(m, "-\t");
+	offs_seq_escaped(m, rec->comm, TASK_COMM_LEN);
+	seq_putc(m, '\t');
+	if (rec->tname[0])
+		offs_seq_escaped(m, rec->tname, TASK_COMM_LEN);
+	else
+		seq_putc(m, '-');
+	seq_putc(m, '\t');
+	for (i = 0; i < st->depth; i++) {
+		if (i)
+			seq_putc(m, ';');
+		offs_sym_format(st->ips[i], p->sym, sizeof(p->sym));
+		seq_puts(m, p->sym);
+	}
+	if (!st->depth)
+		seq_puts(m, "[unknown]");
+	if (st->truncated)
+		seq_puts(m, ";[truncated]");
+	seq_putc(m, '\n');
+	return 0;
+}
+
+static const struct seq_operations offs_stacks_sops = {
+	.start = offs_stacks_start,
+	.next = offs_stacks_next,
+	.stop = offs_stacks_stop,
+	.show = offs_stacks_show,
+};
+
+static int offs_stacks_open_gen(struct file *file, struct offs_gen *gen,
+				bool drain)
+{
+	struct offs_stacks_priv *p;
+
+	p = __seq_open_private(file, &offs_stacks_sops, sizeof(*p));
+	if (!p) {
+		offs_gen_put(gen);
+		return -ENOMEM;
+	}
+	p->it.gen = gen;
+	p->drain = drain;
+	return 0;
+}
+
+static int offs_stacks_open(struct inode *inode, struct file *file)
+{
+	return offs_stacks_open_gen(file, offs_table_get_current(), false);
+}
+
+/* Opening drain is the drain: the reader owns the generation it swapped out. */
+static int offs_drain_open(struct inode *inode, struct file *file)
+{
+	struct offs_gen *gen;
+
+	gen = offs_table_swap(true);
+	if (IS_ERR(gen))
+		return PTR_ERR(gen);
+	atomic64_inc(&offs_stats.drains);
+	return offs_stacks_open_gen(file, gen, true);
+}
+
+static int offs_stacks_release(struct inode *inode, struct file *file)
+{
+	struct seq_file *m = file->private_data;
+	struct offs_stacks_priv *p = m->private;
+
+	offs_gen_put(p->it.gen);
+	return seq_release_private(inode, file);
+}
+
+static const OFFS_PROC_OPS offs_stacks_fops = {
+	OFFS_PROC_OPEN(offs_stacks_open),
+	OFFS_PROC_READ(seq_read),
+	OFFS_PROC_LSEEK(seq_lseek),
+	OFFS_PROC_RELEASE(offs_stacks_release),
+};
+
+static const OFFS_PROC_OPS offs_drain_fops = {
+	OFFS_PROC_OPEN(offs_drain_open),
+	OFFS_PROC_READ(seq_read),
+	OFFS_PROC_LSEEK(seq_lseek),
+	OFFS_PROC_RELEASE(offs_stacks_release),
+};
+
+/* ---- threads ---- */
+
+struct offs_threads_priv {
+	struct pid_namespace *ns;
+	unsigned long ips[OFFS_MAX_DEPTH_LIMIT];
+	char sym[KSYM_SYMBOL_LEN];
+};
+
+/* First thread whose id (in the reader's namespace) is >= *pos. */
+static struct task_struct *offs_threads_find(struct offs_threads_priv *p,
+					     loff_t *pos)
+{
+	struct task_struct *t = NULL;
+	struct pid *pid;
+	int nr = *pos;
+
+	if (*pos > PID_MAX_LIMIT)
+		return NULL;
+	/* find_ge_pid() and pid_task() need RCU. */
+	rcu_read_lock();
+	while ((pid = find_ge_pid(nr, p->ns))) {
+		t = pid_task(pid, PIDTYPE_PID);
+		if (t) {
+			get_task_struct(t);
+			*pos = pid_nr_ns(pid, p->ns);
+			break;
+		}
+		nr = pid_nr_ns(pid, p->ns) + 1;
+	}
+	rcu_read_unlock();
+	return t;
+}
+
+static void *offs_threads_start(struct seq_file *m, loff_t *pos)
+{
+	if (*pos == 0)
+		return SEQ_START_TOKEN;
+	return offs_threads_find(m->private, pos);
+}
+
+static void *offs_threads_next(struct seq_file *m, void *v, loff_t *pos)
+{
+	if (v != SEQ_START_TOKEN)
+		put_task_struct(v);
+	++*pos;
+	return offs_threads_find(m->private, pos);
+}
+
+static void offs_threads_stop(struct seq_file *m, void *v)
+{
+	if (v && v != SEQ_START_TOKEN)
+		put_task_struct(v);
+}
+
+static int offs_threads_show(struct seq_file *m, void *v)
+{
+	struct offs_threads_priv *p = m->private;
+	struct task_struct *t = v;
+	struct offs_frames_info info;
+	struct offs_sample s;
+	enum offs_pin pin;
+	unsigned int i;
+	char *plus;
+
+	if (v == SEQ_START_TOKEN) {
+		seq_printf(m, "%5s %6s %-16s %-16s %s\n", "PID", "TID", "COMM",
+			   "TDNAME", "KSTACK");
+		return 0;
+	}
+	s.ips = p->ips;
+	pin = offs_pin_capture(t, &s, clamp(READ_ONCE(offs_max_depth), 1U,
+					    (unsigned int)OFFS_MAX_DEPTH_LIMIT));
+	if (pin == OFFS_PIN_EXITING)
+		return SEQ_SKIP;
+	offs_sample_names(t, &s);
+	seq_printf(m, "%5d %6d ", task_tgid_nr_ns(t, p->ns),
+		   task_pid_nr_ns(t, p->ns));
+	offs_seq_escaped(m, s.comm, TASK_COMM_LEN);
+	seq_printf(m, "%*s", (int)(17 - min_t(size_t, strlen(s.comm), 16)),
+		   "");
+	offs_seq_escaped(m, s.tname, TASK_COMM_LEN);
+	seq_printf(m, "%*s", (int)(17 - min_t(size_t, strlen(s.tname), 16)),
+		   "");
+	if (pin == OFFS_PIN_ONCPU || pin == OFFS_PIN_RACED) {
+		seq_puts(m, "<running>\n");
+		return 0;
+	}
+	for (i = 0; i < s.depth; i++) {
+		offs_sym_format(s.ips[i], p->sym, sizeof(p->sym));
+		plus = strchr(p->sym, '+');
+		if (plus)
+			*plus = '\0';
+		seq_printf(m, "%s ", p->sym);
+	}
+	offs_frames_info(s.ips, s.depth, &info);
+	seq_printf(m, "<%s:%c>\n", offs_reason_names[offs_reason_of(&s, &info)],
+		   s.state_ch);
+	return 0;
+}
+
+static const struct seq_operations offs_threads_sops = {
+	.start = offs_threads_start,
+	.next = offs_threads_next,
+	.stop = offs_threads_stop,
+	.show = offs_threads_show,
+};
+
+static int offs_threads_open(struct inode *inode, struct file *file)
+{
+	struct offs_threads_priv *p;
+
+	p = __seq_open_private(file, &offs_threads_sops, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->ns = get_pid_ns(task_active_pid_ns(current));
+	return 0;
+}
+
+static int offs_threads_release(struct inode *inode, struct file *file)
+{
+	struct seq_file *m = file->private_data;
+	struct offs_threads_priv *p = m->private;
+
+	put_pid_ns(p->ns);
+	return seq_release_private(inode, file);
+}
+
+static const OFFS_PROC_OPS offs_threads_fops = {
+	OFFS_PROC_OPEN(offs_threads_open),
+	OFFS_PROC_READ(seq_read),
+	OFFS_PROC_LSEEK(seq_lseek),
+	OFFS_PROC_RELEASE(offs_threads_release),
+};
+
+/* ---- stats ---- */
+
+#define OFFS_SHOW(name, val) \
+	seq_printf(m, "%-24s %llu\n", name, (unsigned long long)(val))
+
+static int offs_stats_show(struct seq_file *m, void *v)
+{
+	struct offs_stats *st = &offs_stats;
+	struct offs_gen_summary sum;
+	struct offs_gen *gen;
+	u64 ticks, visited, avg, cpu_ppm;
+	unsigned int max_stacks;
+	char name[32];
+	int r;
+
+	gen = offs_table_get_current();
+	offs_gen_summary(gen, &sum);
+	offs_gen_put(gen);
+
+	ticks = READ_ONCE(st->ticks);
+	visited = READ_ONCE(st->threads_visited);
+	avg = ticks ? READ_ONCE(st->tick_ns_total) / ticks : 0;
+	/* Share of one CPU: average walk time times hz, in parts per million. */
+	cpu_ppm = avg * READ_ONCE(offs_hz) / 1000;
+	max_stacks = READ_ONCE(offs_max_stacks);
+
+	seq_printf(m, "%-24s %s\n", "version", OFFS_VERSION);
+	OFFS_SHOW("format", OFFS_FORMAT_VERSION);
+	OFFS_SHOW("enabled", READ_ONCE(offs_enabled));
+	OFFS_SHOW("hz", READ_ONCE(offs_hz));
+	OFFS_SHOW("ticks", ticks);
+	OFFS_SHOW("ticks_overrun", READ_ONCE(st->ticks_overrun));
+	OFFS_SHOW("threads_visited", visited);
+	OFFS_SHOW("kthreads_skipped", READ_ONCE(st->kthreads_skipped));
+	OFFS_SHOW("oncpu", READ_ONCE(st->oncpu));
+	OFFS_SHOW("exiting", READ_ONCE(st->exiting));
+	OFFS_SHOW("rq_raced", READ_ONCE(st->rq_raced));
+	OFFS_SHOW("offcpu", READ_ONCE(st->offcpu));
+	OFFS_SHOW("samples", READ_ONCE(st->samples));
+	for (r = 0; r < OFFS_R_NR; r++) {
+		snprintf(name, sizeof(name), "samples_%s", offs_reason_names[r]);
+		OFFS_SHOW(name, READ_ONCE(st->samples_reason[r]));
+	}
+	OFFS_SHOW("dropped", READ_ONCE(st->dropped));
+	OFFS_SHOW("dropped_table_full", READ_ONCE(st->dropped_full));
+	OFFS_SHOW("dropped_nomem", READ_ONCE(st->dropped_nomem));
+	OFFS_SHOW("stacks_unwound", READ_ONCE(st->unwound));
+	OFFS_SHOW("stacks_truncated", READ_ONCE(st->truncated));
+	OFFS_SHOW("stacks_empty", READ_ONCE(st->empty_stacks));
+	OFFS_SHOW("stacks_unique", offs_table_nstacks());
+	OFFS_SHOW("records", sum.nrecs);
+	OFFS_SHOW("max_stacks", max_stacks);
+	OFFS_SHOW("table_fill_pct",
+		  max_stacks ? 100ULL * max(offs_table_nstacks(), sum.nrecs) /
+			       max_stacks : 0);
+	OFFS_SHOW("generation", sum.seq);
+	OFFS_SHOW("generation_ticks", sum.ticks);
+	OFFS_SHOW("generation_samples", sum.samples);
+	OFFS_SHOW("drains", atomic64_read(&st->drains));
+	OFFS_SHOW("resets", atomic64_read(&st->resets));
+	OFFS_SHOW("tick_ns_last", READ_ONCE(st->tick_ns_last));
+	OFFS_SHOW("tick_ns_avg", avg);
+	OFFS_SHOW("tick_ns_max", READ_ONCE(st->tick_ns_max));
+	OFFS_SHOW("thread_ns_avg",
+		  visited ? READ_ONCE(st->tick_ns_total) / visited : 0);
+	OFFS_SHOW("cpu_share_ppm", cpu_ppm);
+	OFFS_SHOW("sampler_cpu_ns", offs_sampler_cpu_ns());
+	OFFS_SHOW("snapshot_grow", READ_ONCE(st->snapshot_grow));
+	OFFS_SHOW("memory_bytes", atomic64_read(&st->mem_bytes));
+	OFFS_SHOW("sym_lookups", atomic64_read(&st->sym_lookups));
+	OFFS_SHOW("sym_hits", atomic64_read(&st->sym_hits));
+	OFFS_SHOW("sym_entries", offs_symcache_entries());
+	OFFS_SHOW("sym_flushes", atomic64_read(&st->sym_flushes));
+	OFFS_SHOW("class_lookups", atomic64_read(&st->class_lookups));
+	OFFS_SHOW("class_hits", atomic64_read(&st->class_hits));
+	return 0;
+}
+
+static int offs_stats_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, offs_stats_show, NULL);
+}
+
+static const OFFS_PROC_OPS offs_stats_fops = {
+	OFFS_PROC_OPEN(offs_stats_open),
+	OFFS_PROC_READ(seq_read),
+	OFFS_PROC_LSEEK(seq_lseek),
+	OFFS_PROC_RELEASE(single_release),
+};
+
+/* ---- control ---- */
+
+static ssize_t offs_control_write(struct file *file, const char __user *ubuf,
+				  size_t len, loff_t *ppos)
+{
+	char buf[16];
+	struct offs_gen *gen;
+
+	if (len == 0 || len >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = '\0';
+	if (buf[len - 1] == '\n')
+		buf[len - 1] = '\0';
+	if (strcmp(buf, "reset"))
+		return -EINVAL;
+	gen = offs_table_swap(false);
+	if (IS_ERR(gen))
+		return PTR_ERR(gen);
+	atomic64_inc(&offs_stats.resets);
+	return len;
+}
+
+static int offs_control_open(struct inode *inode, struct file *file)
+{
+	return nonseekable_open(inode, file);
+}
+
+static const OFFS_PROC_OPS offs_control_fops = {
+	OFFS_PROC_OPEN(offs_control_open),
+	OFFS_PROC_WRITE(offs_control_write),
+};
+
+/* ---- setup ---- */
+
+int offs_procfs_init(void)
+{
+	offs_proc_dir = proc_mkdir(OFFS_PROC_DIR, NULL);
+	if (!offs_proc_dir)
+		return -ENOMEM;
+	if (!proc_create("stacks", 0400, offs_proc_dir, &offs_stacks_fops) ||
+	    !proc_create("drain", 0400, offs_proc_dir, &offs_drain_fops) ||
+	    !proc_create("threads", 0400, offs_proc_dir, &offs_threads_fops) ||
+	    !proc_create("stats", 0400, offs_proc_dir, &offs_stats_fops) ||
+	    !proc_create("control", 0200, offs_proc_dir, &offs_control_fops)) {
+		proc_remove(offs_proc_dir);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * Waits for readers inside our file operations and runs ->release for
+ * files still open, so nothing of ours runs after this returns.
+ */
+void offs_procfs_exit(void)
+{
+	proc_remove(offs_proc_dir);
+}

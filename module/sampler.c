@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sampler.c - the sampling kthread.
+ *
+ * At hz ticks per second it visits every thread on the host (kernel
+ * threads unless kthreads=0).  A kthread rather than a timer: it may sleep,
+ * which the table (mutex, GFP_KERNEL) and, later, user stack walks need.
+ *
+ * A tick first takes a reference on every thread inside one RCU read-side
+ * section (cheap: a pointer walk and an atomic increment per thread), then
+ * leaves RCU and pins, unwinds, classifies and records each thread, so
+ * nothing heavy runs under RCU and the walk may be preempted.
+ */
+#include <linux/kthread.h>
+#include <linux/sched.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task.h>
+#include <linux/slab.h>
+#include <linux/mm.h>
+#include <linux/wait.h>
+#include <linux/ktime.h>
+#include <linux/hrtimer.h>
+
+#include "offsample.h"
+#include "table.h"
+
+static struct task_struct *offs_sampler_task;
+static DECLARE_WAIT_QUEUE_HEAD(offs_sampler_wq);
+static bool offs_kicked;
+
+/* Sampler-private state (only the sampler kthread touches it). */
+static struct task_struct **offs_snap;
+static unsigned int offs_snap_cap;
+static unsigned long offs_ips[OFFS_MAX_DEPTH_LIMIT];
+
+#define OFFS_SNAP_MIN	1024U
+
+static int offs_snap_grow(unsigned int want)
+{
+	struct task_struct **n;
+	unsigned int cap = max(want + want / 4, OFFS_SNAP_MIN);
+
+	n = kvmalloc_array(cap, sizeof(*n), GFP_KERNEL);
+	if (!n)
+		return -ENOMEM;
+	if (offs_snap)
+		atomic64_sub(offs_snap_cap * sizeof(*n), &offs_stats.mem_bytes);
+	kvfree(offs_snap);
+	offs_snap = n;
+	offs_snap_cap = cap;
+	atomic64_add(cap * sizeof(*n), &offs_stats.mem_bytes);
+	return 0;
+}
+
+/*
+ * Reference every thread.  If the array is too small, drop what was taken,
+ * grow it and try again; if growing fails, sample the threads that fit.
+ */
+static unsigned int offs_snapshot(void)
+{
+	struct task_struct *g, *t;
+	unsigned int n, seen, i;
+	int tries;
+
+	for (tries = 0; ; tries++) {
+		n = 0;
+		seen = 0;
+		/* The task list is RCU-safe; nothing below sleeps. */
+		rcu_read_lock();
+		for_each_process_thread(g, t) {
+			if (t == current)
+				continue;
+			seen++;
+			if (n < offs_snap_cap) {
+				get_task_struct(t);
+				offs_snap[n++] = t;
+			}
+		}
+		rcu_read_unlock();
+		if (seen <= n || tries == 2)
+			return n;
+		for (i = 0; i < n; i++)
+			put_task_struct(offs_snap[i]);
+		OFFS_STAT_ADD(snapshot_grow, 1);
+		if (offs_snap_grow(seen))
+			tries = 2;	/* out of memory: one last partial pass */
+	}
+}
+
+static void offs_visit(struct task_struct *t, unsigned int max_depth)
+{
+	struct offs_sample s;
+	enum offs_pin pin;
+	int attempt;
+
+	s.ips = offs_ips;
+	/* A run-queue waiter that ran while unwound gets a second chance. */
+	for (attempt = 0; attempt < 2; attempt++) {
+		pin = offs_pin_capture(t, &s, max_depth);
+		if (pin != OFFS_PIN_RACED)
+			break;
+	}
+	switch (pin) {
+	case OFFS_PIN_ONCPU:
+		OFFS_STAT_ADD(oncpu, 1);
+		return;
+	case OFFS_PIN_EXITING:
+		OFFS_STAT_ADD(exiting, 1);
+		return;
+	case OFFS_PIN_RACED:
+		OFFS_STAT_ADD(rq_raced, 1);
+		return;
+	case OFFS_PIN_BLOCKED:
+	case OFFS_PIN_RUNQ:
+		break;
+	}
+	OFFS_STAT_ADD(unwound, 1);
+	if (s.truncated)
+		OFFS_STAT_ADD(truncated, 1);
+	if (!s.depth)
+		OFFS_STAT_ADD(empty_stacks, 1);
+	offs_sample_names(t, &s);
+	offs_table_record(&s);
+}
+
+static void offs_tick(void)
+{
+	unsigned int n, i, max_depth;
+	bool kthreads;
+	u64 t0, dt;
+
+	t0 = ktime_get_ns();
+	max_depth = clamp(READ_ONCE(offs_max_depth), 1U,
+			  (unsigned int)OFFS_MAX_DEPTH_LIMIT);
+	kthreads = READ_ONCE(offs_kthreads);
+
+	offs_table_tick_begin();
+	n = offs_snapshot();
+	for (i = 0; i < n; i++) {
+		struct task_struct *t = offs_snap[i];
+
+		if (!kthreads && (READ_ONCE(t->flags) & PF_KTHREAD)) {
+			OFFS_STAT_ADD(kthreads_skipped, 1);
+		} else {
+			OFFS_STAT_ADD(threads_visited, 1);
+			offs_visit(t, max_depth);
+		}
+		put_task_struct(t);
+		if ((i & 63) == 63)
+			cond_resched();
+	}
+	offs_table_tick_end();
+
+	dt = ktime_get_ns() - t0;
+	OFFS_STAT_ADD(ticks, 1);
+	OFFS_STAT_ADD(tick_ns_total, dt);
+	WRITE_ONCE(offs_stats.tick_ns_last, dt);
+	if (dt > offs_stats.tick_ns_max)
+		WRITE_ONCE(offs_stats.tick_ns_max, dt);
+}
+
+static int offs_sampler_fn(void *unused)
+{
+	u64 next = ktime_get_ns(), now, period;
+
+	while (!kthread_should_stop()) {
+		if (!READ_ONCE(offs_enabled)) {
+			wait_event_interruptible(offs_sampler_wq,
+						 kthread_should_stop() ||
+						 READ_ONCE(offs_kicked));
+			WRITE_ONCE(offs_kicked, false);
+			next = ktime_get_ns();
+			continue;
+		}
+		offs_tick();
+
+		period = NSEC_PER_SEC / clamp(READ_ONCE(offs_hz), 1U, 1000U);
+		next += period;
+		now = ktime_get_ns();
+		if (next <= now) {
+			/* The tick took longer than a period: skip, don't burst. */
+			OFFS_STAT_ADD(ticks_overrun, 1);
+			next = now + period;
+		}
+		wait_event_interruptible_hrtimeout(offs_sampler_wq,
+						   kthread_should_stop() ||
+						   READ_ONCE(offs_kicked),
+						   ns_to_ktime(next - now));
+		if (READ_ONCE(offs_kicked)) {
+			/* hz or enabled changed: restart the schedule now. */
+			WRITE_ONCE(offs_kicked, false);
+			next = ktime_get_ns();
+		}
+	}
+	return 0;
+}
+
+/* A parameter changed: make the sampler look at it now. */
+void offs_sampler_kick(void)
+{
+	WRITE_ONCE(offs_kicked, true);
+	wake_up(&offs_sampler_wq);
+}
+
+/* Wait for a tick in progress to finish (see offs_tick_lock in table.c). */
+void offs_sampler_quiesce(void)
+{
+	offs_table_quiesce();
+}
+
+u64 offs_sampler_cpu_ns(void)
+{
+	struct task_struct *t = READ_ONCE(offs_sampler_task);
+
+	return t ? READ_ONCE(t->se.sum_exec_runtime) : 0;
+}
+
+int offs_sampler_start(void)
+{
+	struct task_struct *t;
+	int err;
+
+	err = offs_snap_grow(OFFS_SNAP_MIN);
+	if (err)
+		return err;
+	t = kthread_run(offs_sampler_fn, NULL, "offsample");
+	if (IS_ERR(t)) {
+		kvfree(offs_snap);
+		offs_snap = NULL;
+		return PTR_ERR(t);
+	}
+	WRITE_ONCE(offs_sampler_task, t);
+	return 0;
+}
+
+void offs_sampler_stop(void)
+{
+	kthread_stop(offs_sampler_task);
+	WRITE_ONCE(offs_sampler_task, NULL);
+	atomic64_sub(offs_snap_cap * sizeof(*offs_snap), &offs_stats.mem_bytes);
+	kvfree(offs_snap);
+	offs_snap = NULL;
+	offs_snap_cap = 0;
+}

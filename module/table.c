@@ -1,0 +1,444 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * table.c - in-kernel aggregation.
+ *
+ * Two structures, both bounded by the max_stacks parameter:
+ *
+ *  - the stack store: every distinct kernel stack is stored once
+ *    (hash-consed) with its frame facts computed once (classify.c), and
+ *    reference-counted by the records that use it;
+ *
+ *  - generations: (reason, state, comm [, pid, tid, tname], stack) -> count.
+ *    The sampler adds to the current generation.  A drain or reset swaps in
+ *    an empty one; the old one becomes immutable and is freed when its last
+ *    reader is done.
+ *
+ * Locking: offs_table_lock (a mutex: every user is a kthread or a process
+ * in a system call) protects the stack store, the current generation
+ * pointer and the contents of the current generation.  offs_tick_lock is
+ * held by the sampler for a whole tick and by swaps, so a generation always
+ * holds whole ticks.  Order: offs_tick_lock, then offs_table_lock.
+ * Allocations under offs_table_lock use GFP_KERNEL: reclaim never needs
+ * this lock.  A failed allocation is a counted dropped sample.
+ */
+#include <linux/slab.h>
+#include <linux/mm.h>
+#include <linux/jhash.h>
+#include <linux/log2.h>
+#include <linux/ktime.h>
+#include <linux/string.h>
+
+#include "offsample.h"
+#include "table.h"
+
+DEFINE_MUTEX(offs_table_lock);
+DEFINE_MUTEX(offs_tick_lock);
+
+static struct hlist_head *offs_stack_buckets;
+static unsigned int offs_stack_nbuckets;
+static unsigned int offs_nstacks;
+
+static struct offs_gen *offs_cur;
+static u64 offs_gen_seq;
+static struct kmem_cache *offs_rec_cache;
+
+#define OFFS_BUCKETS_MIN	64U
+#define OFFS_BUCKETS_MAX	(1U << 18)
+
+static unsigned int offs_nbuckets_for(unsigned int max)
+{
+	return roundup_pow_of_two(clamp(max, OFFS_BUCKETS_MIN,
+					OFFS_BUCKETS_MAX));
+}
+
+static void offs_mem_add(long bytes)
+{
+	atomic64_add(bytes, &offs_stats.mem_bytes);
+}
+
+/* ---- stack store (offs_table_lock held) ---- */
+
+static size_t offs_stack_size(unsigned int depth)
+{
+	return struct_size((struct offs_stack *)NULL, ips, depth);
+}
+
+static u32 offs_stack_hash(const unsigned long *ips, unsigned int depth,
+			   bool truncated)
+{
+	return jhash(ips, depth * sizeof(*ips), depth | (truncated << 16));
+}
+
+static struct offs_stack *offs_stack_get(const struct offs_sample *s, u32 hash)
+{
+	struct hlist_head *head;
+	struct offs_stack *st;
+	size_t size;
+
+	lockdep_assert_held(&offs_table_lock);
+	head = &offs_stack_buckets[hash & (offs_stack_nbuckets - 1)];
+	hlist_for_each_entry(st, head, node) {
+		if (st->hash == hash && st->depth == s->depth &&
+		    st->truncated == s->truncated &&
+		    !memcmp(st->ips, s->ips, s->depth * sizeof(*s->ips))) {
+			st->refs++;
+			return st;
+		}
+	}
+	if (offs_nstacks >= READ_ONCE(offs_max_stacks))
+		return ERR_PTR(-ENOSPC);
+	size = offs_stack_size(s->depth);
+	st = kmalloc(size, GFP_KERNEL | __GFP_NOWARN);
+	if (!st)
+		return ERR_PTR(-ENOMEM);
+	st->hash = hash;
+	st->depth = s->depth;
+	st->truncated = s->truncated;
+	st->refs = 1;
+	memcpy(st->ips, s->ips, s->depth * sizeof(*s->ips));
+	/* Frame names are looked up once per distinct stack, here. */
+	offs_frames_info(st->ips, st->depth, &st->info);
+	hlist_add_head(&st->node, head);
+	offs_nstacks++;
+	offs_mem_add(size);
+	return st;
+}
+
+static void offs_stack_put(struct offs_stack *st)
+{
+	lockdep_assert_held(&offs_table_lock);
+	if (--st->refs)
+		return;
+	hlist_del(&st->node);
+	offs_nstacks--;
+	offs_mem_add(-(long)offs_stack_size(st->depth));
+	kfree(st);
+}
+
+unsigned int offs_table_nstacks(void)
+{
+	return READ_ONCE(offs_nstacks);
+}
+
+/* ---- generations ---- */
+
+static struct offs_gen *offs_gen_alloc(void)
+{
+	unsigned int n = offs_nbuckets_for(READ_ONCE(offs_max_stacks));
+	struct offs_gen *gen;
+
+	gen = kzalloc(sizeof(*gen), GFP_KERNEL);
+	if (!gen)
+		return NULL;
+	gen->buckets = kvcalloc(n, sizeof(*gen->buckets), GFP_KERNEL);
+	if (!gen->buckets) {
+		kfree(gen);
+		return NULL;
+	}
+	gen->nbuckets = n;
+	kref_init(&gen->ref);
+	INIT_LIST_HEAD(&gen->recs);
+	gen->start_real_ns = ktime_get_real_ns();
+	gen->start_mono_ns = ktime_get_ns();
+	offs_mem_add(sizeof(*gen) + n * sizeof(*gen->buckets));
+	return gen;
+}
+
+static void offs_gen_release(struct kref *ref)
+{
+	struct offs_gen *gen = container_of(ref, struct offs_gen, ref);
+	struct offs_rec *rec, *tmp;
+
+	/* Callers of offs_gen_put() never hold offs_table_lock. */
+	mutex_lock(&offs_table_lock);
+	list_for_each_entry_safe(rec, tmp, &gen->recs, list) {
+		offs_stack_put(rec->stack);
+		kmem_cache_free(offs_rec_cache, rec);
+	}
+	mutex_unlock(&offs_table_lock);
+	offs_mem_add(-(long)(gen->nrecs * sizeof(struct offs_rec) +
+			     sizeof(*gen) +
+			     gen->nbuckets * sizeof(*gen->buckets)));
+	kvfree(gen->buckets);
+	kfree(gen);
+}
+
+void offs_gen_put(struct offs_gen *gen)
+{
+	if (gen)
+		kref_put(&gen->ref, offs_gen_release);
+}
+
+struct offs_gen *offs_table_get_current(void)
+{
+	struct offs_gen *gen;
+
+	mutex_lock(&offs_table_lock);
+	gen = offs_cur;
+	kref_get(&gen->ref);
+	mutex_unlock(&offs_table_lock);
+	return gen;
+}
+
+/*
+ * Start a new generation.  With keep, the old one is returned to the
+ * caller (who owns its reference); otherwise it is released.  Waits for a
+ * tick in progress, so generations hold whole ticks.  On allocation
+ * failure nothing changes and an ERR_PTR is returned.
+ */
+struct offs_gen *offs_table_swap(bool keep)
+{
+	struct offs_gen *new, *old;
+
+	new = offs_gen_alloc();
+	if (!new)
+		return ERR_PTR(-ENOMEM);
+	mutex_lock(&offs_tick_lock);
+	mutex_lock(&offs_table_lock);
+	old = offs_cur;
+	old->end_real_ns = ktime_get_real_ns();
+	old->end_mono_ns = ktime_get_ns();
+	new->seq = ++offs_gen_seq;
+	offs_cur = new;
+	mutex_unlock(&offs_table_lock);
+	mutex_unlock(&offs_tick_lock);
+	if (keep)
+		return old;
+	offs_gen_put(old);
+	return NULL;
+}
+
+/* ---- records ---- */
+
+struct offs_key {
+	struct offs_stack *stack;
+	pid_t tgid;
+	pid_t tid;
+	u8 reason;
+	char state_ch;
+	char comm[TASK_COMM_LEN];
+	char tname[TASK_COMM_LEN];
+};
+
+static void offs_key_fill(struct offs_key *k, const struct offs_sample *s,
+			  struct offs_stack *st, enum offs_reason reason)
+{
+	unsigned int fields = READ_ONCE(offs_key_fields);
+
+	memset(k, 0, sizeof(*k));	/* the key is hashed as bytes */
+	k->stack = st;
+	k->reason = reason;
+	k->state_ch = s->state_ch;
+	memcpy(k->comm, s->comm, TASK_COMM_LEN);
+	if (fields & (OFFS_KEY_PID | OFFS_KEY_TID))
+		k->tgid = s->tgid;
+	if (fields & OFFS_KEY_TID)
+		k->tid = s->tid;
+	if (fields & (OFFS_KEY_TID | OFFS_KEY_TNAME))
+		memcpy(k->tname, s->tname, TASK_COMM_LEN);
+}
+
+static bool offs_rec_match(const struct offs_rec *r, const struct offs_key *k)
+{
+	return r->stack == k->stack && r->reason == k->reason &&
+	       r->state_ch == k->state_ch && r->tgid == k->tgid &&
+	       r->tid == k->tid && !memcmp(r->comm, k->comm, TASK_COMM_LEN) &&
+	       !memcmp(r->tname, k->tname, TASK_COMM_LEN);
+}
+
+static void offs_drop(struct offs_gen *gen, enum offs_reason reason, int err)
+{
+	gen->dropped++;
+	gen->dropped_reason[reason]++;
+	OFFS_STAT_ADD(dropped, 1);
+	if (err == -ENOSPC)
+		OFFS_STAT_ADD(dropped_full, 1);
+	else
+		OFFS_STAT_ADD(dropped_nomem, 1);
+}
+
+/*
+ * Count one off-CPU sample in the current generation.  Sampler kthread
+ * only.  Returns the reason it was classified as.
+ */
+enum offs_reason offs_table_record(const struct offs_sample *s)
+{
+	struct offs_frames_info info;
+	struct offs_gen *gen;
+	struct offs_stack *st;
+	enum offs_reason reason;
+	struct offs_rec *rec;
+	struct offs_key key;
+	struct hlist_head *head;
+	u32 shash, khash;
+	int err = 0;
+
+	shash = offs_stack_hash(s->ips, s->depth, s->truncated);
+
+	mutex_lock(&offs_table_lock);
+	gen = offs_cur;
+	st = offs_stack_get(s, shash);
+	if (IS_ERR(st)) {
+		/* Not stored: classify from the frames directly. */
+		err = PTR_ERR(st);
+		offs_frames_info(s->ips, s->depth, &info);
+		reason = offs_reason_of(s, &info);
+		offs_drop(gen, reason, err);
+		goto out;
+	}
+	reason = offs_reason_of(s, &st->info);
+	offs_key_fill(&key, s, st, reason);
+	khash = jhash(&key, sizeof(key), 0);
+	head = &gen->buckets[khash & (gen->nbuckets - 1)];
+	hlist_for_each_entry(rec, head, node) {
+		if (rec->hash == khash && offs_rec_match(rec, &key)) {
+			rec->count++;
+			offs_stack_put(st);	/* the record holds its own */
+			goto counted;
+		}
+	}
+	if (gen->nrecs >= READ_ONCE(offs_max_stacks)) {
+		err = -ENOSPC;
+	} else {
+		rec = kmem_cache_alloc(offs_rec_cache,
+				       GFP_KERNEL | __GFP_NOWARN);
+		if (!rec)
+			err = -ENOMEM;
+	}
+	if (err) {
+		offs_stack_put(st);
+		offs_drop(gen, reason, err);
+		goto out;
+	}
+	rec->hash = khash;
+	rec->reason = reason;
+	rec->state_ch = key.state_ch;
+	rec->tgid = key.tgid;
+	rec->tid = key.tid;
+	memcpy(rec->comm, key.comm, TASK_COMM_LEN);
+	memcpy(rec->tname, key.tname, TASK_COMM_LEN);
+	rec->stack = st;		/* takes over the reference */
+	rec->count = 1;
+	hlist_add_head(&rec->node, head);
+	list_add_tail(&rec->list, &gen->recs);
+	gen->nrecs++;
+	offs_mem_add(sizeof(*rec));
+counted:
+	gen->samples++;
+	OFFS_STAT_ADD(samples, 1);
+	OFFS_STAT_ADD(samples_reason[reason], 1);
+out:
+	OFFS_STAT_ADD(offcpu, 1);
+	mutex_unlock(&offs_table_lock);
+	return reason;
+}
+
+void offs_table_tick_begin(void)
+{
+	mutex_lock(&offs_tick_lock);
+	mutex_lock(&offs_table_lock);
+	offs_cur->ticks++;
+	mutex_unlock(&offs_table_lock);
+}
+
+void offs_table_tick_end(void)
+{
+	mutex_unlock(&offs_tick_lock);
+}
+
+/* Return once no tick is in progress. */
+void offs_table_quiesce(void)
+{
+	mutex_lock(&offs_tick_lock);
+	mutex_unlock(&offs_tick_lock);
+}
+
+/* ---- iteration for readers (procfs.c) ---- */
+
+/*
+ * Position the iterator on record number pos (0-based, insertion order)
+ * and snapshot its count.  Records are never removed from a generation
+ * while a reference is held, so a cached position stays valid; the list
+ * is walked under offs_table_lock because the sampler appends to it.
+ */
+bool offs_gen_iter_seek(struct offs_gen_iter *it, loff_t pos)
+{
+	struct offs_gen *gen = it->gen;
+	struct list_head *p;
+	loff_t i;
+
+	mutex_lock(&offs_table_lock);
+	if (it->rec && pos == it->pos) {
+		p = &it->rec->list;
+	} else if (it->rec && pos == it->pos + 1) {
+		p = it->rec->list.next;
+	} else {
+		p = gen->recs.next;
+		for (i = 0; i < pos && p != &gen->recs; i++)
+			p = p->next;
+	}
+	if (p == &gen->recs) {
+		mutex_unlock(&offs_table_lock);
+		return false;
+	}
+	it->rec = list_entry(p, struct offs_rec, list);
+	it->pos = pos;
+	it->count = it->rec->count;
+	mutex_unlock(&offs_table_lock);
+	return true;
+}
+
+/* Consistent copy of a generation's header figures. */
+void offs_gen_summary(struct offs_gen *gen, struct offs_gen_summary *sum)
+{
+	mutex_lock(&offs_table_lock);
+	sum->seq = gen->seq;
+	sum->start_real_ns = gen->start_real_ns;
+	sum->end_real_ns = gen->end_real_ns ?: ktime_get_real_ns();
+	sum->duration_ns = (gen->end_mono_ns ?: ktime_get_ns()) -
+			   gen->start_mono_ns;
+	sum->live = !gen->end_mono_ns;
+	sum->ticks = gen->ticks;
+	sum->samples = gen->samples;
+	sum->dropped = gen->dropped;
+	sum->nrecs = gen->nrecs;
+	memcpy(sum->dropped_reason, gen->dropped_reason,
+	       sizeof(sum->dropped_reason));
+	mutex_unlock(&offs_table_lock);
+}
+
+int offs_table_init(void)
+{
+	offs_rec_cache = KMEM_CACHE(offs_rec, 0);
+	if (!offs_rec_cache)
+		return -ENOMEM;
+	offs_stack_nbuckets = offs_nbuckets_for(READ_ONCE(offs_max_stacks));
+	offs_stack_buckets = kvcalloc(offs_stack_nbuckets,
+				      sizeof(*offs_stack_buckets), GFP_KERNEL);
+	if (!offs_stack_buckets)
+		goto err_cache;
+	offs_mem_add(offs_stack_nbuckets * sizeof(*offs_stack_buckets));
+	offs_cur = offs_gen_alloc();
+	if (!offs_cur)
+		goto err_buckets;
+	offs_cur->seq = ++offs_gen_seq;
+	return 0;
+
+err_buckets:
+	offs_mem_add(-(long)(offs_stack_nbuckets * sizeof(*offs_stack_buckets)));
+	kvfree(offs_stack_buckets);
+err_cache:
+	kmem_cache_destroy(offs_rec_cache);
+	return -ENOMEM;
+}
+
+/* The sampler is stopped and no reader is left. */
+void offs_table_exit(void)
+{
+	offs_gen_put(offs_cur);
+	offs_cur = NULL;
+	WARN_ON(offs_nstacks);
+	offs_mem_add(-(long)(offs_stack_nbuckets * sizeof(*offs_stack_buckets)));
+	kvfree(offs_stack_buckets);
+	kmem_cache_destroy(offs_rec_cache);
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef OFFS_TABLE_H
+#define OFFS_TABLE_H
+
+#include "offsample.h"
+
+extern struct mutex offs_table_lock;
+
+int offs_table_init(void);
+void offs_table_exit(void);
+enum offs_reason offs_table_record(const struct offs_sample *s);
+void offs_table_tick_begin(void);
+void offs_table_tick_end(void);
+void offs_table_quiesce(void);
+struct offs_gen *offs_table_get_current(void);
+struct offs_gen *offs_table_swap(bool keep);
+void offs_gen_put(struct offs_gen *gen);
+unsigned int offs_table_nstacks(void);
+
+/* Reader-side iteration over one generation, in insertion order. */
+struct offs_gen_iter {
+	struct offs_gen *gen;		/* reference held by the reader */
+	struct offs_rec *rec;		/* current record */
+	loff_t pos;			/* its index */
+	u64 count;			/* its count when positioned */
+};
+
+bool offs_gen_iter_seek(struct offs_gen_iter *it, loff_t pos);
+
+struct offs_gen_summary {
+	u64 seq;
+	u64 start_real_ns;
+	u64 end_real_ns;
+	u64 duration_ns;
+	bool live;
+	u64 ticks;
+	u64 samples;
+	u64 dropped;
+	unsigned int nrecs;
+	u64 dropped_reason[OFFS_R_NR];
+};
+
+void offs_gen_summary(struct offs_gen *gen, struct offs_gen_summary *sum);
+
+#endif /* OFFS_TABLE_H */

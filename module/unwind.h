@@ -1,0 +1,12 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef OFFS_UNWIND_H
+#define OFFS_UNWIND_H
+
+#include <linux/types.h>
+
+struct task_struct;
+
+unsigned int offs_unwind_kernel(struct task_struct *t, unsigned long *ips,
+				unsigned int max, bool *truncated);
+
+#endif /* OFFS_UNWIND_H */

@@ -1,0 +1,78 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Install what the build, the tests and the demo need, idempotently.
+#
+#   tests/lib/deps.sh [GROUP...]     groups: build vm test browser bench all
+#
+# Debian packages are only requested when missing (no network access at all
+# when everything is present).  Safe to run repeatedly, from CI (no stdin)
+# and by hand.
+set -eu
+
+want_apt=()
+need_group() {
+	case "$1" in
+	build)
+		want_apt+=(gcc make libc6-dev kmod dwarves
+			linux-headers-amd64 linux-headers-6.12-amd64) ;;
+	vm)
+		want_apt+=(qemu-system-x86 busybox-static
+			linux-image-amd64 linux-image-6.12-amd64) ;;
+	test)
+		want_apt+=(bats bats-assert bats-support libxml2-utils dmsetup
+			util-linux procps) ;;
+	browser)
+		want_apt+=(chromium nodejs npm) ;;
+	bench)
+		want_apt+=(linux-perf bpfcc-tools) ;;
+	rt)
+		want_apt+=(linux-image-6.12-rt-amd64 linux-headers-6.12-rt-amd64) ;;
+	all)
+		need_group build; need_group vm; need_group test ;;
+	*)
+		echo "deps.sh: unknown group '$1'" >&2; exit 2 ;;
+	esac
+}
+
+[ $# -gt 0 ] || set -- all
+for g in "$@"; do need_group "$g"; done
+
+missing=()
+for p in "${want_apt[@]}"; do
+	# nodejs/npm may come from elsewhere (nvm, the machine image): accept
+	# the command instead of the package.
+	case "$p" in
+	nodejs) command -v node >/dev/null 2>&1 && continue ;;
+	npm) command -v npm >/dev/null 2>&1 && continue ;;
+	esac
+	st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+	case "$st" in
+	*" installed") ;;
+	*) missing+=("$p") ;;
+	esac
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "deps.sh: missing packages: ${missing[*]} (run as root)" >&2
+		exit 1
+	fi
+	echo "deps.sh: installing ${missing[*]}" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq >&2
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+fi
+
+for g in "$@"; do
+	case "$g" in
+	vm|all)
+		if ! command -v vng >/dev/null 2>&1; then
+			echo "deps.sh: installing virtme-ng (pip)" >&2
+			python3 -m pip install -q virtme-ng >&2 ||
+				python3 -m pip install -q --break-system-packages virtme-ng >&2
+			hash -r
+		fi
+		;;
+	esac
+done
+exit 0
