@@ -73,6 +73,21 @@ for g in "$@"; do
 			hash -r
 		fi
 		;;
+	browser)
+		# playwright-core (the driver only: the browser is Debian's
+		# chromium) from the committed lock file.  The lock file is
+		# copied into node_modules after a good install, so npm (and
+		# the network) is only used when node_modules is missing or
+		# was installed from another lock file.
+		bdir=$(cd "$(dirname "$0")/../browser" && pwd)
+		stamp=$bdir/node_modules/.offsample-package-lock.json
+		if ! cmp -s "$bdir/package-lock.json" "$stamp" ||
+		   [ ! -d "$bdir/node_modules/playwright-core" ]; then
+			echo "deps.sh: npm ci --prefix $bdir" >&2
+			npm ci --prefix "$bdir" --no-audit --no-fund >&2
+			cp "$bdir/package-lock.json" "$stamp"
+		fi
+		;;
 	esac
 done
 exit 0
