@@ -21,7 +21,7 @@ endif
 BUILD := $(TOP)/build
 MODSRC := $(wildcard $(TOP)/module/*.c $(TOP)/module/*.h) $(TOP)/module/Kbuild
 
-.PHONY: all module modules-all test test-host test-guest demo clean help
+.PHONY: all module modules-all workload test test-host test-guest demo clean help
 
 all: module
 
@@ -48,6 +48,13 @@ $(BUILD)/%/offsample.ko: $(MODSRC) $(TOP)/VERSION
 	mkdir -p $(BUILD)/$*; \
 	for f in $(MODSRC) $(TOP)/VERSION; do ln -sf $$f $(BUILD)/$*/; done; \
 	$(MAKE) -C $$kdir M=$(BUILD)/$* modules W=1
+
+# The test workload: threads that wait in known ways (frame pointers kept).
+workload: $(BUILD)/offsample-workload
+$(BUILD)/offsample-workload: $(TOP)/tests/workload/offsample-workload.c
+	@mkdir -p $(BUILD)
+	$(CC) -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
+		-Wall -Wextra -Werror -pthread -o $@ $<
 
 modules-all:
 	@set -e; for k in $$($(TOP)/tests/vm/kernels.sh); do \

@@ -46,10 +46,10 @@ const char * const offs_reason_names[OFFS_R_NR] = {
 /* Class code of one frame: a reason in the low nibble plus flags. */
 #define FC_REASON_MASK	0x0f
 #define FC_NONE		0x0f
-#define FC_WEAK		0x10	/* only used if nothing decisive is found */
-#define FC_FAULT	0x20	/* page-fault entry path */
-#define FC_IDLE		0x40	/* kernel thread idle loop */
-#define FC_VALID	0x80	/* marks a filled cache slot */
+#define FC_WEAK		BIT(4)	/* only used if nothing decisive is found */
+#define FC_FAULT	BIT(5)	/* page-fault entry path */
+#define FC_IDLE		BIT(6)	/* kernel thread idle loop */
+#define FC_VALID	BIT(7)	/* marks a filled cache slot */
 
 struct offs_name_class {
 	const char *name;
@@ -179,7 +179,7 @@ static u8 offs_name_code(const char *name)
  * few probes; symbol resolution happens outside it.
  */
 #define OFFS_CC_BITS	14
-#define OFFS_CC_SIZE	(1U << OFFS_CC_BITS)
+#define OFFS_CC_SIZE	BIT(OFFS_CC_BITS)
 
 struct offs_cc_slot {
 	unsigned long addr;

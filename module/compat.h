@@ -29,7 +29,7 @@
 #ifdef OFFS_HAVE_SCHED_DELAYED
 #define offs_task_sched_delayed(t)	READ_ONCE((t)->se.sched_delayed)
 #else
-#define offs_task_sched_delayed(t)	0
+#define offs_task_sched_delayed(t)	((void)(t), 0)
 #endif
 
 /* State bits that did not exist on every supported kernel. */
@@ -45,19 +45,19 @@
 #define offs_task_frozen(t, state)	(((state) & TASK_FROZEN) || \
 					 (READ_ONCE((t)->flags) & PF_FROZEN))
 #else
-#define offs_task_frozen(t, state)	((state) & TASK_FROZEN)
+#define offs_task_frozen(t, state)	((void)(t), (state) & TASK_FROZEN)
 #endif
 
 /* proc_ops replaced file_operations for /proc entries in 5.6. */
 #ifdef OFFS_HAVE_PROC_OPS
-#define OFFS_PROC_OPS			struct proc_ops
+#define OFFS_PROC_OPS			const struct proc_ops
 #define OFFS_PROC_OPEN(f)		.proc_open = (f)
 #define OFFS_PROC_READ(f)		.proc_read = (f)
 #define OFFS_PROC_WRITE(f)		.proc_write = (f)
 #define OFFS_PROC_LSEEK(f)		.proc_lseek = (f)
 #define OFFS_PROC_RELEASE(f)		.proc_release = (f)
 #else
-#define OFFS_PROC_OPS			struct file_operations
+#define OFFS_PROC_OPS			const struct file_operations
 #define OFFS_PROC_OPEN(f)		.open = (f)
 #define OFFS_PROC_READ(f)		.read = (f)
 #define OFFS_PROC_WRITE(f)		.write = (f)

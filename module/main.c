@@ -15,6 +15,7 @@
 
 #include "offsample.h"
 #include "table.h"
+#include "cache.h"
 
 struct offs_stats offs_stats;
 
@@ -24,10 +25,12 @@ unsigned int offs_max_depth = 48;
 bool offs_enabled = true;
 bool offs_kthreads = true;
 unsigned int offs_key_fields;
+unsigned int offs_thread_cache = 65536;
 
 #define OFFS_HZ_MAX		1000U
 #define OFFS_MAX_STACKS_MIN	16U
-#define OFFS_MAX_STACKS_MAX	(1U << 20)
+#define OFFS_MAX_STACKS_MAX	1048576U
+#define OFFS_THREAD_CACHE_MAX	4194304U
 
 /*
  * Parameter setters run with the module's kernel_param_lock held, possibly
@@ -73,6 +76,16 @@ static int offs_set_max_depth(const char *val, const struct kernel_param *kp)
 	if (offs_parse_uint(val, 1, OFFS_MAX_DEPTH_LIMIT, &v))
 		return -EINVAL;
 	WRITE_ONCE(offs_max_depth, v);
+	return 0;
+}
+
+static int offs_set_thread_cache(const char *val, const struct kernel_param *kp)
+{
+	unsigned int v;
+
+	if (offs_parse_uint(val, 0, OFFS_THREAD_CACHE_MAX, &v))
+		return -EINVAL;
+	WRITE_ONCE(offs_thread_cache, v);
 	return 0;
 }
 
@@ -147,18 +160,27 @@ static int offs_get_key(char *buf, const struct kernel_param *kp)
 static const struct kernel_param_ops offs_hz_ops = {
 	.set = offs_set_hz, .get = param_get_uint,
 };
+
 static const struct kernel_param_ops offs_max_stacks_ops = {
 	.set = offs_set_max_stacks, .get = param_get_uint,
 };
+
 static const struct kernel_param_ops offs_max_depth_ops = {
 	.set = offs_set_max_depth, .get = param_get_uint,
 };
+
+static const struct kernel_param_ops offs_thread_cache_ops = {
+	.set = offs_set_thread_cache, .get = param_get_uint,
+};
+
 static const struct kernel_param_ops offs_enabled_ops = {
 	.set = offs_set_enabled, .get = param_get_bool,
 };
+
 static const struct kernel_param_ops offs_bool_ops = {
 	.set = offs_set_bool, .get = param_get_bool,
 };
+
 static const struct kernel_param_ops offs_key_ops = {
 	.set = offs_set_key, .get = offs_get_key,
 };
@@ -171,6 +193,8 @@ module_param_cb(max_stacks, &offs_max_stacks_ops, &offs_max_stacks, 0644);
 MODULE_PARM_DESC(max_stacks, "Bound on distinct stacks and on records per generation, 16..1048576 (default 8192)");
 module_param_cb(max_depth, &offs_max_depth_ops, &offs_max_depth, 0644);
 MODULE_PARM_DESC(max_depth, "Kernel frames kept per stack, 1..128 (default 48)");
+module_param_cb(thread_cache, &offs_thread_cache_ops, &offs_thread_cache, 0644);
+MODULE_PARM_DESC(thread_cache, "Threads remembered so that an unchanged thread is not unwound again, 0..4194304 (default 65536, 0 disables)");
 module_param_cb(kthreads, &offs_bool_ops, &offs_kthreads, 0644);
 MODULE_PARM_DESC(kthreads, "Also sample kernel threads (default 1)");
 module_param_cb(key, &offs_key_ops, &offs_key_fields, 0644);
@@ -189,9 +213,12 @@ static int __init offs_init(void)
 	err = offs_table_init();
 	if (err)
 		goto err_symcache;
-	err = offs_sampler_start();
+	err = offs_tc_init();
 	if (err)
 		goto err_table;
+	err = offs_sampler_start();
+	if (err)
+		goto err_cache;
 	err = offs_procfs_init();
 	if (err)
 		goto err_sampler;
@@ -201,6 +228,8 @@ static int __init offs_init(void)
 
 err_sampler:
 	offs_sampler_stop();
+err_cache:
+	offs_tc_exit();
 err_table:
 	offs_table_exit();
 err_symcache:
@@ -215,6 +244,7 @@ static void __exit offs_exit(void)
 	/* Readers first: proc_remove() waits for them and closes their files. */
 	offs_procfs_exit();
 	offs_sampler_stop();
+	offs_tc_exit();
 	offs_table_exit();
 	offs_symcache_exit();
 	offs_classify_exit();

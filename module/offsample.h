@@ -13,6 +13,7 @@
 #define OFFS_OFFSAMPLE_H
 
 #include <linux/types.h>
+#include <linux/bits.h>
 #include <linux/sched.h>
 #include <linux/atomic.h>
 #include <linux/list.h>
@@ -78,9 +79,9 @@ struct offs_sample {
 };
 
 /* Fields optionally added to the aggregation key (parameter "key"). */
-#define OFFS_KEY_PID	0x1
-#define OFFS_KEY_TID	0x2
-#define OFFS_KEY_TNAME	0x4
+#define OFFS_KEY_PID	BIT(0)
+#define OFFS_KEY_TID	BIT(1)
+#define OFFS_KEY_TNAME	BIT(2)
 
 /* A hash-consed kernel stack, shared by every record that uses it. */
 struct offs_stack {
@@ -137,6 +138,7 @@ extern unsigned int offs_max_depth;
 extern bool offs_enabled;
 extern bool offs_kthreads;
 extern unsigned int offs_key_fields;
+extern unsigned int offs_thread_cache;
 
 #define OFFS_MAX_DEPTH_LIMIT	128
 
@@ -166,6 +168,12 @@ struct offs_stats {
 	u64 tick_ns_max;
 	u64 tick_ns_total;
 	u64 snapshot_grow;
+	u64 cache_hits;			/* unchanged threads counted again */
+	u64 cache_misses;		/* full captures */
+	u64 cache_full;
+	u64 cache_entries;
+	u64 hit_ns_total;		/* time in cache-hit visits */
+	u64 full_ns_total;		/* time in full-capture visits */
 	atomic64_t sym_lookups;
 	atomic64_t sym_hits;
 	atomic64_t sym_flushes;
@@ -178,8 +186,13 @@ struct offs_stats {
 
 extern struct offs_stats offs_stats;
 
-#define OFFS_STAT_ADD(field, n) \
-	WRITE_ONCE(offs_stats.field, offs_stats.field + (n))
+/* Single-writer counter update: readers see a whole, recent value. */
+static inline void offs_stat_add(u64 *counter, u64 n)
+{
+	WRITE_ONCE(*counter, *counter + n);
+}
+
+#define OFFS_STAT_ADD(field, n)	offs_stat_add(&offs_stats.field, (n))
 
 /* pin.c */
 enum offs_pin offs_pin_capture(struct task_struct *t, struct offs_sample *s,

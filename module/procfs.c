@@ -219,14 +219,14 @@ static int offs_stacks_release(struct inode *inode, struct file *file)
 	return seq_release_private(inode, file);
 }
 
-static const OFFS_PROC_OPS offs_stacks_fops = {
+static OFFS_PROC_OPS offs_stacks_fops = {
 	OFFS_PROC_OPEN(offs_stacks_open),
 	OFFS_PROC_READ(seq_read),
 	OFFS_PROC_LSEEK(seq_lseek),
 	OFFS_PROC_RELEASE(offs_stacks_release),
 };
 
-static const OFFS_PROC_OPS offs_drain_fops = {
+static OFFS_PROC_OPS offs_drain_fops = {
 	OFFS_PROC_OPEN(offs_drain_open),
 	OFFS_PROC_READ(seq_read),
 	OFFS_PROC_LSEEK(seq_lseek),
@@ -360,7 +360,7 @@ static int offs_threads_release(struct inode *inode, struct file *file)
 	return seq_release_private(inode, file);
 }
 
-static const OFFS_PROC_OPS offs_threads_fops = {
+static OFFS_PROC_OPS offs_threads_fops = {
 	OFFS_PROC_OPEN(offs_threads_open),
 	OFFS_PROC_READ(seq_read),
 	OFFS_PROC_LSEEK(seq_lseek),
@@ -377,7 +377,7 @@ static int offs_stats_show(struct seq_file *m, void *v)
 	struct offs_stats *st = &offs_stats;
 	struct offs_gen_summary sum;
 	struct offs_gen *gen;
-	u64 ticks, visited, avg, cpu_ppm;
+	u64 ticks, visited, avg, cpu_ppm, hits, misses;
 	unsigned int max_stacks;
 	char name[32];
 	int r;
@@ -432,6 +432,16 @@ static int offs_stats_show(struct seq_file *m, void *v)
 	OFFS_SHOW("tick_ns_max", READ_ONCE(st->tick_ns_max));
 	OFFS_SHOW("thread_ns_avg",
 		  visited ? READ_ONCE(st->tick_ns_total) / visited : 0);
+	hits = READ_ONCE(st->cache_hits);
+	misses = READ_ONCE(st->cache_misses);
+	OFFS_SHOW("thread_ns_hit", hits ? READ_ONCE(st->hit_ns_total) / hits : 0);
+	OFFS_SHOW("thread_ns_full",
+		  misses ? READ_ONCE(st->full_ns_total) / misses : 0);
+	OFFS_SHOW("cache_hits", hits);
+	OFFS_SHOW("cache_misses", misses);
+	OFFS_SHOW("cache_entries", READ_ONCE(st->cache_entries));
+	OFFS_SHOW("cache_full", READ_ONCE(st->cache_full));
+	OFFS_SHOW("thread_cache", READ_ONCE(offs_thread_cache));
 	OFFS_SHOW("cpu_share_ppm", cpu_ppm);
 	OFFS_SHOW("sampler_cpu_ns", offs_sampler_cpu_ns());
 	OFFS_SHOW("snapshot_grow", READ_ONCE(st->snapshot_grow));
@@ -450,7 +460,7 @@ static int offs_stats_open(struct inode *inode, struct file *file)
 	return single_open(file, offs_stats_show, NULL);
 }
 
-static const OFFS_PROC_OPS offs_stats_fops = {
+static OFFS_PROC_OPS offs_stats_fops = {
 	OFFS_PROC_OPEN(offs_stats_open),
 	OFFS_PROC_READ(seq_read),
 	OFFS_PROC_LSEEK(seq_lseek),
@@ -486,7 +496,7 @@ static int offs_control_open(struct inode *inode, struct file *file)
 	return nonseekable_open(inode, file);
 }
 
-static const OFFS_PROC_OPS offs_control_fops = {
+static OFFS_PROC_OPS offs_control_fops = {
 	OFFS_PROC_OPEN(offs_control_open),
 	OFFS_PROC_WRITE(offs_control_write),
 };

@@ -20,9 +20,11 @@
 #include <linux/wait.h>
 #include <linux/ktime.h>
 #include <linux/hrtimer.h>
+#include <linux/sched/clock.h>
 
 #include "offsample.h"
 #include "table.h"
+#include "cache.h"
 
 static struct task_struct *offs_sampler_task;
 static DECLARE_WAIT_QUEUE_HEAD(offs_sampler_wq);
@@ -89,9 +91,20 @@ static unsigned int offs_snapshot(void)
 
 static void offs_visit(struct task_struct *t, unsigned int max_depth)
 {
+	struct offs_tc_ent *ent = offs_tc_lookup(t);
+	u64 t0 = local_clock();
 	struct offs_sample s;
 	enum offs_pin pin;
 	int attempt;
+
+	if (ent && offs_tc_unchanged(t, ent)) {
+		/* Has not run since its last sample: same stack, same reason. */
+		offs_sample_names(t, &s);
+		offs_table_record_again(&s, offs_tc_hit(ent));
+		OFFS_STAT_ADD(cache_hits, 1);
+		OFFS_STAT_ADD(hit_ns_total, local_clock() - t0);
+		return;
+	}
 
 	s.ips = offs_ips;
 	/* A run-queue waiter that ran while unwound gets a second chance. */
@@ -103,24 +116,35 @@ static void offs_visit(struct task_struct *t, unsigned int max_depth)
 	switch (pin) {
 	case OFFS_PIN_ONCPU:
 		OFFS_STAT_ADD(oncpu, 1);
-		return;
+		break;
 	case OFFS_PIN_EXITING:
 		OFFS_STAT_ADD(exiting, 1);
-		return;
+		break;
 	case OFFS_PIN_RACED:
 		OFFS_STAT_ADD(rq_raced, 1);
-		return;
+		break;
 	case OFFS_PIN_BLOCKED:
 	case OFFS_PIN_RUNQ:
+		OFFS_STAT_ADD(unwound, 1);
+		if (s.truncated)
+			OFFS_STAT_ADD(truncated, 1);
+		if (!s.depth)
+			OFFS_STAT_ADD(empty_stacks, 1);
+		offs_sample_names(t, &s);
+		/* Run-queue waiters change all the time: not cached. */
+		if (ent && pin == OFFS_PIN_BLOCKED) {
+			offs_table_record(&s, offs_tc_hit(ent));
+			offs_tc_store(ent, &s);
+			ent = NULL;
+		} else {
+			offs_table_record(&s, NULL);
+		}
 		break;
 	}
-	OFFS_STAT_ADD(unwound, 1);
-	if (s.truncated)
-		OFFS_STAT_ADD(truncated, 1);
-	if (!s.depth)
-		OFFS_STAT_ADD(empty_stacks, 1);
-	offs_sample_names(t, &s);
-	offs_table_record(&s);
+	if (ent)
+		offs_tc_invalidate(ent);
+	OFFS_STAT_ADD(cache_misses, 1);
+	OFFS_STAT_ADD(full_ns_total, local_clock() - t0);
 }
 
 static void offs_tick(void)
@@ -135,6 +159,7 @@ static void offs_tick(void)
 	kthreads = READ_ONCE(offs_kthreads);
 
 	offs_table_tick_begin();
+	offs_tc_tick_begin();
 	n = offs_snapshot();
 	for (i = 0; i < n; i++) {
 		struct task_struct *t = offs_snap[i];
@@ -149,6 +174,7 @@ static void offs_tick(void)
 		if ((i & 63) == 63)
 			cond_resched();
 	}
+	offs_tc_sweep(false);
 	offs_table_tick_end();
 
 	dt = ktime_get_ns() - t0;

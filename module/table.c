@@ -31,7 +31,9 @@
 #include "offsample.h"
 #include "table.h"
 
+/* Stack store, current generation pointer and its contents. */
 DEFINE_MUTEX(offs_table_lock);
+/* Held by the sampler for a whole tick and by generation swaps. */
 DEFINE_MUTEX(offs_tick_lock);
 
 static struct hlist_head *offs_stack_buckets;
@@ -43,7 +45,7 @@ static u64 offs_gen_seq;
 static struct kmem_cache *offs_rec_cache;
 
 #define OFFS_BUCKETS_MIN	64U
-#define OFFS_BUCKETS_MAX	(1U << 18)
+#define OFFS_BUCKETS_MAX	262144U
 
 static unsigned int offs_nbuckets_for(unsigned int max)
 {
@@ -220,15 +222,16 @@ struct offs_key {
 	char tname[TASK_COMM_LEN];
 };
 
-static void offs_key_fill(struct offs_key *k, const struct offs_sample *s,
-			  struct offs_stack *st, enum offs_reason reason)
+static void offs_key_fill_state(struct offs_key *k, const struct offs_sample *s,
+				struct offs_stack *st, enum offs_reason reason,
+				char state_ch)
 {
 	unsigned int fields = READ_ONCE(offs_key_fields);
 
 	memset(k, 0, sizeof(*k));	/* the key is hashed as bytes */
 	k->stack = st;
 	k->reason = reason;
-	k->state_ch = s->state_ch;
+	k->state_ch = state_ch;
 	memcpy(k->comm, s->comm, TASK_COMM_LEN);
 	if (fields & (OFFS_KEY_PID | OFFS_KEY_TID))
 		k->tgid = s->tgid;
@@ -236,6 +239,18 @@ static void offs_key_fill(struct offs_key *k, const struct offs_sample *s,
 		k->tid = s->tid;
 	if (fields & (OFFS_KEY_TID | OFFS_KEY_TNAME))
 		memcpy(k->tname, s->tname, TASK_COMM_LEN);
+}
+
+static void offs_key_fill(struct offs_key *k, const struct offs_sample *s,
+			  struct offs_stack *st, enum offs_reason reason)
+{
+	offs_key_fill_state(k, s, st, reason, s->state_ch);
+}
+
+static void offs_key_fill_hit(struct offs_key *k, const struct offs_sample *s,
+			      const struct offs_hit *hit)
+{
+	offs_key_fill_state(k, s, hit->stack, hit->reason, hit->state_ch);
 }
 
 static bool offs_rec_match(const struct offs_rec *r, const struct offs_key *k)
@@ -258,79 +273,157 @@ static void offs_drop(struct offs_gen *gen, enum offs_reason reason, int err)
 }
 
 /*
- * Count one off-CPU sample in the current generation.  Sampler kthread
- * only.  Returns the reason it was classified as.
+ * Count one sample under key in the current generation.  The record takes
+ * a reference on key->stack when it is created.  Returns the record, or
+ * NULL if the sample was dropped (counted).
  */
-enum offs_reason offs_table_record(const struct offs_sample *s)
+static struct offs_rec *offs_gen_count(const struct offs_key *key)
 {
-	struct offs_frames_info info;
-	struct offs_gen *gen;
-	struct offs_stack *st;
-	enum offs_reason reason;
-	struct offs_rec *rec;
-	struct offs_key key;
+	struct offs_gen *gen = offs_cur;
 	struct hlist_head *head;
-	u32 shash, khash;
-	int err = 0;
+	struct offs_rec *rec;
+	u32 khash;
 
-	shash = offs_stack_hash(s->ips, s->depth, s->truncated);
-
-	mutex_lock(&offs_table_lock);
-	gen = offs_cur;
-	st = offs_stack_get(s, shash);
-	if (IS_ERR(st)) {
-		/* Not stored: classify from the frames directly. */
-		err = PTR_ERR(st);
-		offs_frames_info(s->ips, s->depth, &info);
-		reason = offs_reason_of(s, &info);
-		offs_drop(gen, reason, err);
-		goto out;
-	}
-	reason = offs_reason_of(s, &st->info);
-	offs_key_fill(&key, s, st, reason);
-	khash = jhash(&key, sizeof(key), 0);
+	lockdep_assert_held(&offs_table_lock);
+	khash = jhash(key, sizeof(*key), 0);
 	head = &gen->buckets[khash & (gen->nbuckets - 1)];
 	hlist_for_each_entry(rec, head, node) {
-		if (rec->hash == khash && offs_rec_match(rec, &key)) {
-			rec->count++;
-			offs_stack_put(st);	/* the record holds its own */
+		if (rec->hash == khash && offs_rec_match(rec, key))
 			goto counted;
-		}
 	}
 	if (gen->nrecs >= READ_ONCE(offs_max_stacks)) {
-		err = -ENOSPC;
-	} else {
-		rec = kmem_cache_alloc(offs_rec_cache,
-				       GFP_KERNEL | __GFP_NOWARN);
-		if (!rec)
-			err = -ENOMEM;
+		offs_drop(gen, key->reason, -ENOSPC);
+		return NULL;
 	}
-	if (err) {
-		offs_stack_put(st);
-		offs_drop(gen, reason, err);
-		goto out;
+	rec = kmem_cache_alloc(offs_rec_cache, GFP_KERNEL | __GFP_NOWARN);
+	if (!rec) {
+		offs_drop(gen, key->reason, -ENOMEM);
+		return NULL;
 	}
 	rec->hash = khash;
-	rec->reason = reason;
-	rec->state_ch = key.state_ch;
-	rec->tgid = key.tgid;
-	rec->tid = key.tid;
-	memcpy(rec->comm, key.comm, TASK_COMM_LEN);
-	memcpy(rec->tname, key.tname, TASK_COMM_LEN);
-	rec->stack = st;		/* takes over the reference */
-	rec->count = 1;
+	rec->reason = key->reason;
+	rec->state_ch = key->state_ch;
+	rec->tgid = key->tgid;
+	rec->tid = key->tid;
+	memcpy(rec->comm, key->comm, TASK_COMM_LEN);
+	memcpy(rec->tname, key->tname, TASK_COMM_LEN);
+	rec->stack = key->stack;
+	rec->stack->refs++;
+	rec->count = 0;
 	hlist_add_head(&rec->node, head);
 	list_add_tail(&rec->list, &gen->recs);
 	gen->nrecs++;
 	offs_mem_add(sizeof(*rec));
 counted:
+	rec->count++;
 	gen->samples++;
 	OFFS_STAT_ADD(samples, 1);
-	OFFS_STAT_ADD(samples_reason[reason], 1);
+	OFFS_STAT_ADD(samples_reason[key->reason], 1);
+	return rec;
+}
+
+/* Remember where a thread's sample went, for offs_table_record_again(). */
+static void offs_hit_set(struct offs_hit *hit, struct offs_stack *st,
+			 struct offs_rec *rec, const struct offs_key *key)
+{
+	if (hit->stack != st) {
+		if (hit->stack)
+			offs_stack_put(hit->stack);
+		st->refs++;
+		hit->stack = st;
+	}
+	hit->rec = rec;
+	hit->gen_seq = offs_cur->seq;
+	hit->reason = key->reason;
+	hit->state_ch = key->state_ch;
+	hit->key_fields = READ_ONCE(offs_key_fields);
+}
+
+/*
+ * Count one off-CPU sample (full capture) in the current generation.
+ * Sampler kthread only.  If hit is given, it is updated to point at the
+ * stored stack (holding a reference) so that the next sample of an
+ * unchanged thread can skip all of this.  Returns the reason.
+ */
+enum offs_reason offs_table_record(const struct offs_sample *s,
+				   struct offs_hit *hit)
+{
+	struct offs_frames_info info;
+	struct offs_stack *st;
+	enum offs_reason reason;
+	struct offs_rec *rec;
+	struct offs_key key;
+	u32 shash;
+
+	shash = offs_stack_hash(s->ips, s->depth, s->truncated);
+
+	mutex_lock(&offs_table_lock);
+	st = offs_stack_get(s, shash);
+	if (IS_ERR(st)) {
+		/* Not stored: classify from the frames directly. */
+		offs_frames_info(s->ips, s->depth, &info);
+		reason = offs_reason_of(s, &info);
+		offs_drop(offs_cur, reason, PTR_ERR(st));
+		if (hit && hit->stack) {
+			/* Nothing to reuse next time. */
+			offs_stack_put(hit->stack);
+			hit->stack = NULL;
+			hit->rec = NULL;
+		}
+		goto out;
+	}
+	reason = offs_reason_of(s, &st->info);
+	offs_key_fill(&key, s, st, reason);
+	rec = offs_gen_count(&key);
+	if (hit)
+		offs_hit_set(hit, st, rec, &key);
+	offs_stack_put(st);		/* the record and hit hold their own */
 out:
 	OFFS_STAT_ADD(offcpu, 1);
 	mutex_unlock(&offs_table_lock);
 	return reason;
+}
+
+/*
+ * Count one more sample of a thread that has not run since its last sample:
+ * same stack, same reason.  Only the names (comm) are re-read.  If the
+ * record is still the current generation's and still matches the key, this
+ * is one increment; otherwise the key is looked up again.
+ */
+void offs_table_record_again(const struct offs_sample *s, struct offs_hit *hit)
+{
+	struct offs_rec *rec = hit->rec;
+	struct offs_key key;
+
+	mutex_lock(&offs_table_lock);
+	OFFS_STAT_ADD(offcpu, 1);
+	if (rec && hit->gen_seq == offs_cur->seq &&
+	    hit->key_fields == READ_ONCE(offs_key_fields) &&
+	    !memcmp(rec->comm, s->comm, TASK_COMM_LEN) &&
+	    (!rec->tname[0] || !memcmp(rec->tname, s->tname, TASK_COMM_LEN))) {
+		rec->count++;
+		offs_cur->samples++;
+		OFFS_STAT_ADD(samples, 1);
+		OFFS_STAT_ADD(samples_reason[rec->reason], 1);
+		goto out;
+	}
+	offs_key_fill_hit(&key, s, hit);
+	rec = offs_gen_count(&key);
+	offs_hit_set(hit, hit->stack, rec, &key);
+out:
+	mutex_unlock(&offs_table_lock);
+}
+
+/* Drop what a cache entry holds (offs_table_lock not held). */
+void offs_table_hit_release(struct offs_hit *hit)
+{
+	if (!hit->stack)
+		return;
+	mutex_lock(&offs_table_lock);
+	offs_stack_put(hit->stack);
+	mutex_unlock(&offs_table_lock);
+	hit->stack = NULL;
+	hit->rec = NULL;
 }
 
 void offs_table_tick_begin(void)

@@ -8,7 +8,24 @@ extern struct mutex offs_table_lock;
 
 int offs_table_init(void);
 void offs_table_exit(void);
-enum offs_reason offs_table_record(const struct offs_sample *s);
+
+/*
+ * What the thread cache keeps about a thread's last sample, so that an
+ * unchanged thread is counted again without unwinding (cache.c).
+ */
+struct offs_hit {
+	struct offs_stack *stack;	/* reference held, or NULL */
+	struct offs_rec *rec;		/* valid while gen_seq is current */
+	u64 gen_seq;
+	unsigned int key_fields;
+	u8 reason;
+	char state_ch;
+};
+
+enum offs_reason offs_table_record(const struct offs_sample *s,
+				   struct offs_hit *hit);
+void offs_table_record_again(const struct offs_sample *s, struct offs_hit *hit);
+void offs_table_hit_release(struct offs_hit *hit);
 void offs_table_tick_begin(void);
 void offs_table_tick_end(void);
 void offs_table_quiesce(void);

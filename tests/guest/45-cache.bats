@@ -1,0 +1,112 @@
+#!/usr/bin/env bats
+# The thread cache (module/cache.c): threads that did not run are counted
+# again without unwinding, and nothing stale ever comes out of it.
+
+load lib
+
+teardown() {
+	workload_stop
+}
+
+teardown_file() {
+	load lib
+	offs_unload
+}
+
+# Records of one thread (key includes tid) in a stacks file: "reason kstack".
+thread_records() {
+	awk -F'\t' -v t="$2" '!/^#/ && $5 == t { print $2, $8 }' "$1"
+}
+
+@test "unchanged threads are counted from the cache, with the same counts" {
+	offs_load hz=19
+	workload_start -n 3 sleep
+	sleep 1
+	cat $P/drain > /dev/null
+	h0=$(stat_get cache_hits)
+	sleep 3
+	f=$BATS_TEST_TMPDIR/d
+	cat $P/drain > "$f"
+	h1=$(stat_get cache_hits)
+	ticks=$(hdr_get ticks "$f")
+	echo "hits $h0 -> $h1, ticks $ticks"
+	# Every sleeping workload thread was a hit on (nearly) every tick.
+	[ $((h1 - h0)) -ge $((ticks * 4 * 9 / 10)) ]
+	assert_equal "$(sum_counts "$f" '$6 == "osw-sleep"')" $((ticks * 4))
+	[ "$(stat_get thread_ns_hit)" -gt 0 ]
+	[ "$(stat_get thread_ns_full)" -gt 0 ]
+	[ "$(stat_get cache_entries)" -gt 0 ]
+}
+
+@test "a thread that runs and blocks somewhere else gets its new stack on the next tick" {
+	offs_load hz=19 key=tid
+	workload_start -n 1 switch
+	sleep 1
+	tid=$(ps -eLo tid=,comm= | awk '$2 == "osw-switch-0" { print $1 }')
+	[ -n "$tid" ]
+	cat $P/drain > "$BATS_TEST_TMPDIR/before"
+	run -0 thread_records "$BATS_TEST_TMPDIR/before" "$tid"
+	assert_output --regexp '^ipc .*pipe_read'
+	kill -USR1 "$(pgrep -x osw-switch)"
+	sleep 0.5			# about ten ticks
+	cat $P/drain > /dev/null	# the window with the move in it
+	sleep 1
+	cat $P/drain > "$BATS_TEST_TMPDIR/after"
+	run -0 thread_records "$BATS_TEST_TMPDIR/after" "$tid"
+	assert_output --regexp '^sleep .*do_nanosleep'
+	refute_output --partial pipe_read
+	n=$(thread_records "$BATS_TEST_TMPDIR/after" "$tid" | wc -l)
+	assert_equal "$n" 1
+}
+
+@test "a pid reused by a new thread never inherits an old stack" {
+	offs_load hz=19 key=pid,tid
+	sleep 1000 | cat &
+	sleep 1
+	old=$(pgrep -x cat)
+	[ -n "$old" ]
+	cat $P/drain > "$BATS_TEST_TMPDIR/old"
+	run -0 thread_records "$BATS_TEST_TMPDIR/old" "$old"
+	assert_output --regexp '^ipc .*pipe_read'
+	pkill -x cat; pkill -f 'sleep 1000'
+	wait || true
+	# The next process created gets the old pid.
+	echo $((old - 1)) > /proc/sys/kernel/ns_last_pid
+	sleep 1001 &
+	new=$!
+	assert_equal "$new" "$old"
+	sleep 1
+	cat $P/drain > "$BATS_TEST_TMPDIR/new"
+	kill "$new"
+	run -0 thread_records "$BATS_TEST_TMPDIR/new" "$new"
+	assert_output --regexp '^sleep .*do_nanosleep'
+	refute_output --partial pipe_read
+	run -0 awk -F'\t' -v p="$new" '!/^#/ && $5 == p && $6 != "sleep" { bad++ } END { exit bad > 0 }' "$BATS_TEST_TMPDIR/new"
+}
+
+@test "thread_cache=0 disables the cache and gives the same counts" {
+	offs_load hz=19 thread_cache=0
+	workload_start -n 3 sleep pipe
+	sleep 1
+	cat $P/drain > /dev/null
+	sleep 2
+	f=$BATS_TEST_TMPDIR/d
+	cat $P/drain > "$f"
+	assert_equal "$(stat_get cache_hits)" 0
+	assert_equal "$(stat_get cache_entries)" 0
+	ticks=$(hdr_get ticks "$f")
+	assert_equal "$(sum_counts "$f" '$6 == "osw-sleep"')" $((ticks * 4))
+	assert_equal "$(sum_counts "$f" '$6 == "osw-pipe" && $2 == "ipc"')" $((ticks * 3))
+}
+
+@test "exited threads leave the cache" {
+	offs_load hz=19
+	workload_start -n 50 sleep
+	sleep 1
+	e1=$(stat_get cache_entries)
+	workload_stop
+	sleep 1
+	e2=$(stat_get cache_entries)
+	echo "entries $e1 -> $e2"
+	[ $((e1 - e2)) -ge 50 ]
+}

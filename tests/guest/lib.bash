@@ -1,0 +1,83 @@
+# SPDX-License-Identifier: GPL-2.0
+# Helpers for the bats suites that run inside the guest, as root, against
+# the real module.  Loaded by every tests/guest/*.bats.
+
+load '/usr/lib/bats/bats-support/load'
+load '/usr/lib/bats/bats-assert/load'
+bats_require_minimum_version 1.5.0
+
+TOP=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+KREL=$(uname -r)
+OFFS_KO=${OFFS_KO:-$TOP/build/$KREL/offsample.ko}
+OFFS_WORKLOAD=${OFFS_WORKLOAD:-$TOP/build/offsample-workload}
+P=/proc/offsample
+PARAM=/sys/module/offsample/parameters
+
+# Where to keep captured outputs that should come back to the host.
+ARTIFACTS=${OFFS_ARTIFACTS:-$BATS_RUN_TMPDIR}
+
+offs_unload() {
+	if [ -d /sys/module/offsample ]; then
+		rmmod offsample
+	fi
+}
+
+# offs_load [param=value ...]: a freshly loaded module.
+offs_load() {
+	offs_unload
+	insmod "$OFFS_KO" "$@"
+}
+
+# Value of one /proc/offsample/stats line.
+stat_get() {
+	awk -v k="$1" '$1 == k { print $2; found = 1 } END { exit !found }' $P/stats
+}
+
+# Value of one "# name: value" header line of a stacks-format file.
+hdr_get() {
+	sed -n "s/^# $1: //p" "$2" | head -n1
+}
+
+# Sum of the counts of a stacks-format file, optionally of records matching
+# an awk condition on the TAB-separated fields ($1 count, $2 reason,
+# $3 state, $4 pid, $5 tid, $6 comm, $7 tname, $8 kstack).
+sum_counts() {
+	local file=$1 cond=${2:-1}
+	awk -F'\t' "!/^#/ && ($cond) { s += \$1 } END { print s + 0 }" "$file"
+}
+
+# Start the workload in the background; wait until it says "ready".
+# Sets WL_PID.  Usage: workload_start ARGS...
+workload_start() {
+	local out=$BATS_FILE_TMPDIR/workload.out i
+	: > "$out"
+	"$OFFS_WORKLOAD" "$@" >"$out" 2>&1 3>&- &
+	WL_PID=$!
+	for i in $(seq 1 600); do
+		grep -q '^ready$' "$out" && return 0
+		kill -0 "$WL_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	echo "workload did not become ready:" >&2
+	cat "$out" >&2
+	return 1
+}
+
+workload_stop() {
+	if [ -n "${WL_PID:-}" ]; then
+		kill -TERM "$WL_PID" 2>/dev/null || true
+		wait "$WL_PID" 2>/dev/null || true
+		WL_PID=
+	fi
+}
+
+# Fail with the offending lines if the kernel log has a splat.
+dmesg_clean() {
+	local bad
+	bad=$(dmesg | grep -E 'BUG:|WARNING:|Oops|general protection|Call Trace|lockdep|KASAN|UBSAN|kmemleak|hung_task|soft lockup|rcu_.*stall|RCU stall|INFO: task' || true)
+	if [ -n "$bad" ]; then
+		echo "kernel log has errors:" >&2
+		echo "$bad" >&2
+		return 1
+	fi
+}

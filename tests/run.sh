@@ -1,0 +1,104 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The whole test suite (what `make test` and .ci/run run):
+#   1. install what is missing (tests/lib/deps.sh, idempotent);
+#   2. build the module for every test kernel, and the workload;
+#   3. host suites: tests/host/*.bats (tools, renderer, packaging);
+#   4. guest suites: tests/guest/*.bats inside one virtme-ng boot per kernel
+#      (Debian 6.1 and 6.12; RT too with OFFS_KERNELS=all);
+#   5. a summary; the last line is "N passed, N failed, N skipped" and the
+#      exit status is non-zero if anything failed or did not run.
+#
+#   tests/run.sh [--host-only | --guest-only]
+# Environment: OFFS_KERNELS (default|rt|all or a list of releases).
+set -u
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+cd "$TOP"
+mode=all
+case "${1:-}" in
+--host-only) mode=host ;;
+--guest-only) mode=guest ;;
+"") ;;
+*) echo "usage: $0 [--host-only|--guest-only]" >&2; exit 2 ;;
+esac
+
+RESULTS=$TOP/build/test-results
+rm -rf "$RESULTS"
+mkdir -p "$RESULTS"
+total_p=0 total_f=0 total_s=0
+summary=()
+
+# record NAME TAPFILE: add a suite's counts to the totals.
+record() {
+	local name=$1 tap=$2 counts p f s
+	if [ ! -s "$tap" ]; then
+		echo "not ok - $name produced no results" > "$tap.missing"
+		p=0 f=1 s=0
+	else
+		counts=$(awk -f tests/lib/tap-summary.awk "$tap")
+		echo "$counts" | sed '$d'
+		read -r p f s <<< "$(echo "$counts" | tail -n1)"
+	fi
+	total_p=$((total_p + p)) total_f=$((total_f + f)) total_s=$((total_s + s))
+	summary+=("$(printf '%-34s %4d passed, %d failed, %d skipped' "$name" "$p" "$f" "$s")")
+}
+
+fail_step() {	# a set-up step failed: count it and keep going where possible
+	echo "FAILED: $1" >&2
+	total_f=$((total_f + 1))
+	summary+=("$(printf '%-34s FAILED' "$1")")
+}
+
+echo "== dependencies"
+groups="build test"
+[ $mode != host ] && groups="$groups vm"
+[ $mode != guest ] && groups="$groups browser"
+# shellcheck disable=SC2086
+tests/lib/deps.sh $groups || fail_step "installing dependencies"
+hash -r
+
+case "${OFFS_KERNELS:-default}" in
+default|rt|all) kernels=$(tests/vm/kernels.sh "${OFFS_KERNELS:-default}") ;;
+*) kernels=$OFFS_KERNELS ;;
+esac
+
+if [ $mode != guest ] && ls tests/host/*.bats >/dev/null 2>&1; then
+	echo "== host suites"
+	bats --tap tests/host/ > "$RESULTS/host.tap" 2> "$RESULTS/host.stderr"
+	record "host" "$RESULTS/host.tap"
+fi
+
+if [ $mode != host ]; then
+	echo "== build"
+	if ! make --no-print-directory workload >"$RESULTS/build-workload.log" 2>&1; then
+		cat "$RESULTS/build-workload.log" >&2
+		fail_step "build workload"
+	fi
+	[ -n "$kernels" ] || fail_step "no test kernel installed (tests/vm/kernels.sh)"
+	for k in $kernels; do
+		if ! make --no-print-directory KVER="$k" module >"$RESULTS/build-$k.log" 2>&1; then
+			cat "$RESULTS/build-$k.log" >&2
+			fail_step "build module for $k"
+			continue
+		fi
+		if grep -i 'warning:' "$RESULTS/build-$k.log"; then
+			fail_step "module build for $k has warnings"
+		fi
+		echo "== guest $k"
+		out=$RESULTS/guest-$k
+		start=$(date +%s)
+		tests/vm/run-guest.sh "$k" "$out" -- tests/guest/run.sh "$out"
+		rc=$?
+		echo "   guest $k: exit $rc after $(( $(date +%s) - start ))s"
+		if [ $rc -eq 125 ]; then
+			fail_step "guest $k did not run"
+			continue
+		fi
+		record "guest $k" "$out/guest.tap"
+	done
+fi
+
+echo "== summary"
+printf '%s\n' "${summary[@]}"
+echo "$total_p passed, $total_f failed, $total_s skipped"
+[ "$total_f" -eq 0 ]

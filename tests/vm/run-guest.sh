@@ -1,0 +1,71 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Boot a Debian kernel under virtme-ng (QEMU, software emulation) with the
+# host filesystem shared read-only and run one command inside as root.
+#
+#   tests/vm/run-guest.sh [options] KERNEL_RELEASE OUTDIR -- COMMAND...
+#
+# OUTDIR is shared read-write with the guest (its /tmp is not the host's):
+# whatever the command writes there comes back.  The guest's console goes to
+# OUTDIR/console.log.  Exit status: the command's, or 125 if the guest did
+# not boot or timed out.
+#
+# Options: --cpus N (2)  --memory SIZE (2G)  --timeout SECONDS (1500)
+set -u
+
+cpus=2
+memory=2G
+timeout=1500
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--cpus) cpus=$2; shift 2 ;;
+	--memory) memory=$2; shift 2 ;;
+	--timeout) timeout=$2; shift 2 ;;
+	--) shift; break ;;
+	-*) echo "run-guest.sh: unknown option $1" >&2; exit 2 ;;
+	*) break ;;
+	esac
+done
+if [ $# -lt 4 ] || [ "$3" != "--" ]; then
+	echo "usage: $0 [options] KERNEL_RELEASE OUTDIR -- COMMAND..." >&2
+	exit 2
+fi
+kver=$1
+out=$(mkdir -p "$2" && cd "$2" && pwd)
+shift 3
+
+kernel=/boot/vmlinuz-$kver
+if [ ! -r "$kernel" ]; then
+	echo "run-guest.sh: no kernel image $kernel" >&2
+	exit 125
+fi
+if ! command -v vng >/dev/null 2>&1; then
+	echo "run-guest.sh: vng (virtme-ng) not found; run tests/lib/deps.sh vm" >&2
+	exit 125
+fi
+
+# The command runs from a script in OUTDIR so quoting survives the trip.
+{
+	echo '#!/bin/bash'
+	echo "cd $(printf '%q' "$PWD") || exit 125"
+	printf '%q ' "$@"
+	echo
+	echo 'rc=$?'
+	echo "echo \$rc > $(printf '%q' "$out")/guest.rc"
+	echo 'exit $rc'
+} > "$out/guest-cmd.sh"
+chmod +x "$out/guest-cmd.sh"
+rm -f "$out/guest.rc"
+
+# KVM does not work on these machines (nested virtualisation hangs): TCG.
+timeout --kill-after=30 "$timeout" \
+	vng --run "$kernel" --disable-kvm --cpus "$cpus" --memory "$memory" \
+	--force-9p --rwdir "$out" --exec "$out/guest-cmd.sh" \
+	</dev/null >"$out/console.log" 2>&1
+vrc=$?
+if [ ! -f "$out/guest.rc" ]; then
+	echo "run-guest.sh: guest $kver did not finish (vng exit $vrc); see $out/console.log" >&2
+	tail -n 20 "$out/console.log" >&2
+	exit 125
+fi
+exit "$(cat "$out/guest.rc")"
