@@ -1,0 +1,221 @@
+#!/usr/bin/env bats
+# The tools against the real module: record a workload, render and report
+# it, snapshots partition the samples, parameters are restored, -p keeps
+# one process, status says when the module is gone.
+
+load lib
+
+OFFS=$TOP/tools/offsample
+SCO=$TOP/tools/stackcollapse-offsample
+SCP=$TOP/tools/stackcollapse-procstat
+
+setup_file() {
+	load lib
+	offs_load hz=19
+	workload_start -n 3 sleep pipe mutex
+	sleep 1
+	REC=$BATS_FILE_TMPDIR/rec.stacks
+	local rc=0
+	"$OFFS" record -d 5 -o "$REC" 2> "$BATS_FILE_TMPDIR/rec.err" || rc=$?
+	echo "$rc" > "$BATS_FILE_TMPDIR/rec.rc"
+	cp "$REC" "$ARTIFACTS/tools-record-$KREL.stacks" 2>/dev/null || true
+}
+
+teardown_file() {
+	load lib
+	workload_stop
+	offs_unload
+}
+
+setup() {
+	REC=$BATS_FILE_TMPDIR/rec.stacks
+	T=$BATS_TEST_TMPDIR
+}
+
+@test "record -d 5 -o FILE: a drain of the workload, with our header, no warning" {
+	assert_equal "$(cat "$BATS_FILE_TMPDIR/rec.rc")" 0
+	assert_equal "$(cat "$BATS_FILE_TMPDIR/rec.err")" ""
+	run -0 head -n1 "$REC"
+	assert_output --regexp '^# offsample stacks v[0-9]+$'
+	assert_equal "$(hdr_get source "$REC")" drain
+	assert_equal "$(hdr_get hz "$REC")" 19
+	assert_equal "$(hdr_get recorded-by "$REC")" "offsample record -d 5 -o $REC"
+	assert_equal "$(hdr_get samples "$REC")" "$(sum_counts "$REC")"
+	# At least 5 s, plus the time to start the drain (slow under software
+	# emulation), with ticks at hz over that time (emulation can delay a
+	# tick, never add one).
+	ticks=$(hdr_get ticks "$REC"); dur=$(hdr_get duration "$REC")
+	run -0 awk -v t="$ticks" -v d="$dur" 'BEGIN { e = 19 * d; print t, d, e; exit !(d >= 4.9 && d < 10 && t >= 0.5 * e && t <= 1.05 * e + 1) }'
+	# The workload's waits, with their reasons.
+	[ "$(sum_counts "$REC" '$6 == "osw-sleep" && $2 == "sleep"')" -gt 0 ]
+	[ "$(sum_counts "$REC" '$6 == "osw-pipe" && $2 == "ipc"')" -gt 0 ]
+	[ "$(sum_counts "$REC" '$6 == "osw-mutex" && $2 == "lock"')" -gt 0 ]
+	# The sampler is left as it was (loaded enabled, hz 19, key comm).
+	assert_equal "$(cat $PARAM/enabled) $(cat $PARAM/hz) $(cat $PARAM/key)" "Y 19 comm"
+}
+
+@test "flamegraph FILE > out.svg: valid XML with the workload's frames and reasons" {
+	run --separate-stderr "$OFFS" flamegraph "$REC"
+	assert_success
+	assert_equal "$stderr" ""
+	printf '%s\n' "$output" > "$T/out.svg"
+	cp "$T/out.svg" "$ARTIFACTS/tools-flamegraph-$KREL.svg" 2>/dev/null || true
+	run -0 xmllint --noout "$T/out.svg"
+	local f
+	for f in osw-sleep osw-pipe osw-mutex do_nanosleep hrtimer_nanosleep sleep ipc lock; do
+		grep -q "data-n=\"$f\"" "$T/out.svg" || { echo "no frame $f"; return 1; }
+	done
+	grep -Eq 'data-n="(anon_)?pipe_read"' "$T/out.svg"
+	grep -Eq 'data-n="(futex_wait_queue|__futex_wait|futex_do_wait)"' "$T/out.svg"
+	# The title comes from the header.
+	grep -q "Off-CPU time: $(uname -n), $KREL, " "$T/out.svg"
+}
+
+@test "collapse: totals per reason equal the recording's" {
+	run -0 "$OFFS" collapse "$REC"
+	printf '%s\n' "$output" > "$T/folded"
+	assert_equal \
+		"$(awk '{ n = $NF; split($0, f, ";"); s[f[1]] += n } END { for (r in s) print r, s[r] }' "$T/folded" | sort)" \
+		"$(awk -F'\t' '!/^#/ { s[$2] += $1 } END { for (r in s) print r, s[r] }' "$REC" | sort)"
+	run -0 grep -c '^sleep;osw-sleep;.*;do_nanosleep;schedule;__schedule [0-9]*$' "$T/folded"
+}
+
+@test "report: reasons present, annotated stacks, live stacks too" {
+	run --separate-stderr "$OFFS" report "$REC"
+	assert_success
+	assert_equal "$stderr" ""
+	assert_line "# kernel: $KREL"
+	assert_line "# hz: 19"
+	assert_line --regexp '^  \[Z\] sleep +[0-9]+ +[0-9.]+% '
+	assert_line --regexp '^  \[P\] ipc +[0-9]+ +[0-9.]+% '
+	assert_line --regexp '^  \[L\] lock +[0-9]+ +[0-9.]+% '
+	assert_line --regexp '^\[L\] lock: [0-9]+ samples'
+	assert_line --regexp '^      processes: .*osw-mutex'
+	run -0 "$OFFS" report --by process
+	assert_line --regexp '^  osw-mutex +[0-9]+ .*\[L\]'
+}
+
+@test "status: loaded, parameters and statistics" {
+	run --separate-stderr "$OFFS" status
+	assert_success
+	assert_equal "$stderr" ""
+	assert_line --regexp '^module: +loaded, version [0-9.]+, stacks format v[0-9]+$'
+	assert_line --regexp '^parameters: +enabled=Y hz=19 key=comm '
+	assert_line --regexp '^samples: +[1-9][0-9]* since load$'
+	assert_line --regexp '^  \[Z\] sleep +[0-9]+'
+	assert_line --regexp '^cpu share: +[0-9.]+% of one CPU'
+	assert_line --regexp '^memory: +[0-9.]+ MiB'
+}
+
+@test "snapshot DIR twice: two files, consecutive generations, partitioned samples" {
+	mkdir "$T/snaps"
+	sleep 1
+	run -0 "$OFFS" snapshot "$T/snaps"
+	assert_output ""
+	sleep 1
+	run -0 "$OFFS" snapshot "$T/snaps"
+	assert_output ""
+	run -0 ls "$T/snaps"
+	assert_equal "${#lines[@]}" 2
+	local a=$T/snaps/${lines[0]} b=$T/snaps/${lines[1]} ga gb
+	ga=$(hdr_get generation "$a")
+	gb=$(hdr_get generation "$b")
+	assert_equal "$gb" $((ga + 1))
+	[[ "${lines[0]}" == offsample-*-g$(printf '%08d' "$ga").stacks ]]
+	# Each is a whole drain: exact header, samples in both.
+	assert_equal "$(hdr_get samples "$a")" "$(sum_counts "$a")"
+	assert_equal "$(hdr_get samples "$b")" "$(sum_counts "$b")"
+	[ "$(sum_counts "$b" '$6 == "osw-sleep"')" -gt 0 ]
+	# Two at once: two files, two generations.
+	mkdir "$T/both"
+	"$OFFS" snapshot "$T/both" & local p1=$!
+	"$OFFS" snapshot "$T/both" & local p2=$!
+	wait "$p1"
+	wait "$p2"
+	run -0 ls "$T/both"
+	assert_equal "${#lines[@]}" 2
+	[ "$(hdr_get generation "$T/both/${lines[0]}")" != "$(hdr_get generation "$T/both/${lines[1]}")" ]
+}
+
+@test "record restores enabled, hz and key; -F applies during the recording" {
+	echo 0 > $PARAM/enabled
+	echo 7 > $PARAM/hz
+	run --separate-stderr "$OFFS" record -d 2 -F 23 -o "$T/r2.stacks"
+	assert_success
+	assert_equal "$stderr" ""
+	assert_equal "$(cat $PARAM/enabled) $(cat $PARAM/hz) $(cat $PARAM/key)" "N 7 comm"
+	assert_equal "$(hdr_get hz "$T/r2.stacks")" 23
+	[ "$(hdr_get ticks "$T/r2.stacks")" -gt 0 ]
+	[ "$(sum_counts "$T/r2.stacks")" -gt 0 ]
+	echo 19 > $PARAM/hz
+	echo 1 > $PARAM/enabled
+}
+
+@test "record -p PID keeps only that process; key restored" {
+	local pid
+	pid=$(ps -eo pid=,comm= | awk '$2 == "osw-mutex" { print $1; exit }')
+	[ -n "$pid" ]
+	run --separate-stderr "$OFFS" record -d 2 -p "$pid" -o "$T/p.stacks"
+	assert_success
+	assert_equal "$stderr" ""
+	assert_equal "$(cat $PARAM/key)" comm
+	assert_equal "$(hdr_get pid "$T/p.stacks")" "$pid"
+	assert_equal "$(hdr_get samples "$T/p.stacks")" "$(sum_counts "$T/p.stacks")"
+	[ "$(sum_counts "$T/p.stacks")" -gt 0 ]
+	# Every record is that process's: its pid, its name.
+	assert_equal "$(sum_counts "$T/p.stacks" "\$4 != \"$pid\" || \$6 != \"osw-mutex\"")" 0
+	[ "$(sum_counts "$T/p.stacks" '$2 == "lock"')" -gt 0 ]
+	[ "$(hdr_get unfiltered-samples "$T/p.stacks")" -gt "$(sum_counts "$T/p.stacks")" ]
+}
+
+@test "record -c CGROUP: only that cgroup's processes; parameters restored" {
+	[ -d /sys/fs/cgroup ] && [ -f /sys/fs/cgroup/cgroup.procs ] || skip "no cgroup v2 hierarchy"
+	local pid cg=/sys/fs/cgroup/osw-tools before
+	pid=$(ps -eo pid=,comm= | awk '$2 == "osw-pipe" { print $1; exit }')
+	[ -n "$pid" ]
+	mkdir -p "$cg"
+	echo "$pid" > "$cg/cgroup.procs"
+	before=$(cat $PARAM/key; cat $PARAM/cgroup 2>/dev/null || true)
+	run --separate-stderr "$OFFS" record -d 2 -c osw-tools -o "$T/c.stacks"
+	local rc=$status err=$stderr
+	echo "$pid" > /sys/fs/cgroup/cgroup.procs
+	rmdir "$cg"
+	assert_equal "$rc" 0
+	assert_equal "$err" ""
+	assert_equal "$(cat $PARAM/key; cat $PARAM/cgroup 2>/dev/null || true)" "$before"
+	assert_equal "$(hdr_get cgroup "$T/c.stacks")" /osw-tools
+	[ "$(sum_counts "$T/c.stacks")" -gt 0 ]
+	# Only osw-pipe's threads (with the module's cgroup parameter the
+	# module restricts sampling; without it, records are kept by pid).
+	assert_equal "$(sum_counts "$T/c.stacks" '$6 != "osw-pipe"')" 0
+	[ "$(sum_counts "$T/c.stacks" '$2 == "ipc"')" -gt 0 ]
+}
+
+@test "top -n 2: the second refresh shows the samples of the interval" {
+	run --separate-stderr "$OFFS" top -n 2 -i 1
+	assert_success
+	assert_equal "$stderr" ""
+	assert_line --regexp '^since generation start '
+	assert_line --regexp '^last [0-9.]+ s: [1-9][0-9]* samples, [1-9][0-9]* ticks at 19 Hz$'
+	assert_line --regexp '\[Z\] osw-sleep +do_nanosleep < hrtimer_nanosleep'
+}
+
+@test "stackcollapse-procstat on the live threads file" {
+	run --separate-stderr "$SCP" $P/threads
+	assert_success
+	assert_equal "$stderr" ""
+	assert_line --regexp '^sleep;osw-sleep;.*do_nanosleep;schedule;__schedule [0-9]+$'
+	assert_line --regexp '^lock;osw-mutex;.*;schedule;__schedule 3$'
+}
+
+@test "status after unload: not loaded, exit 1" {
+	workload_stop
+	offs_unload
+	run --separate-stderr "$OFFS" status
+	assert_failure 1
+	assert_output ""
+	assert_regex "$stderr" "^offsample status: module not loaded"
+	run --separate-stderr "$OFFS" record -d 1 -o "$T/none.stacks"
+	assert_failure 1
+	[ ! -e "$T/none.stacks" ]
+}

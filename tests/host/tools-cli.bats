@@ -1,0 +1,464 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0
+#
+# tools/offsample: help, status, report, collapse, flamegraph, error
+# paths, cron environment and installed layout, against fixture files and a
+# fake /proc + /sys tree (tools-common.bash).
+#
+#   bats tests/host/tools-cli.bats
+
+load tools-common
+
+setup() {
+	T=$BATS_TEST_TMPDIR
+	fake_tree
+}
+
+teardown() {
+	if [ -n "${NP:-}" ]; then rm -rf "$NP"; fi
+}
+
+# A fake tree readable only by root, like the real one, in a directory
+# others can enter (BATS_TEST_TMPDIR is not), for the "not root" tests.
+root_only_tree() {
+	NP=$(mktemp -d /tmp/offs-np.XXXXXX)
+	chmod 755 "$NP"
+	fake_tree "$SMALL" "$NP"
+	chmod 0755 "$NP/proc" "$FP" "$NP/sys"
+	chmod 0400 "$FP"/stacks "$FP"/drain "$FP"/stats "$FP"/threads
+	chmod 0200 "$FP"/control
+	chmod 0644 "$FS"/*
+}
+as_nobody() {
+	setpriv --reuid=65534 --regid=65534 --clear-groups env -u HOME \
+		OFFSAMPLE_PROC="$OFFSAMPLE_PROC" OFFSAMPLE_SYS="$OFFSAMPLE_SYS" "$@"
+}
+
+# ------------------------------------------------------------ help
+
+@test "offsample --help, help, and --help of every subcommand: stdout, exit 0" {
+	run --separate-stderr "$OFFS" --help
+	assert_success
+	assert_output --partial "Usage: offsample COMMAND"
+	assert_equal "$stderr" ""
+	run -0 "$OFFS" help
+	assert_output --partial "Usage: offsample COMMAND"
+	local c
+	for c in status record snapshot report collapse flamegraph top; do
+		run --separate-stderr "$OFFS" "$c" --help
+		assert_success
+		assert_output --partial "Usage: offsample $c"
+		assert_equal "$stderr" ""
+		run -0 "$OFFS" "$c" -h
+		assert_output --partial "Usage: offsample $c"
+		run -0 "$OFFS" help "$c"
+		assert_output --partial "Usage: offsample $c"
+	done
+	# --help wins over missing module and bad arguments.
+	OFFSAMPLE_PROC=$T/nothing run -0 "$OFFS" record --help
+	run -0 "$OFFS" snapshot --keep x --help
+}
+
+@test "offsample: no command, unknown command, unknown options: exit 2, one line on stderr" {
+	run --separate-stderr "$OFFS"
+	assert_failure 2
+	assert_output ""
+	run --separate-stderr "$OFFS" frobnicate
+	assert_failure 2
+	assert_equal "$stderr" 'offsample: no such command "frobnicate" (see offsample --help)'
+	run --separate-stderr "$OFFS" --frobnicate
+	assert_failure 2
+	assert_equal "${#stderr_lines[@]}" 1
+	local c
+	for c in status record snapshot report collapse flamegraph top; do
+		run --separate-stderr "$OFFS" "$c" --frobnicate
+		assert_failure 2
+		assert_output ""
+		assert_equal "$stderr" "offsample $c: unknown option --frobnicate (see offsample $c --help)"
+	done
+	run --separate-stderr "$OFFS" help nosuch
+	assert_failure 2
+	assert_equal "${#stderr_lines[@]}" 1
+}
+
+# ------------------------------------------------------------ status
+
+@test "status: parameters, samples by reason, dropped, cpu share, memory" {
+	echo Y > "$FS/enabled"; echo 19 > "$FS/hz"; echo comm,tid > "$FS/key"
+	run --separate-stderr "$OFFS" status
+	assert_success
+	assert_equal "$stderr" ""
+	assert_line "module:      loaded, version 0.1.0, stacks format v1"
+	assert_line "parameters:  enabled=Y hz=19 key=comm,tid max_stacks=8192 max_depth=48 kthreads=Y"
+	assert_line "sampling:    on, 19 Hz"
+	assert_line "ticks:       1234 (overrun 2), tick time avg 0.065 ms, max 0.480 ms"
+	assert_line "samples:     20698 since load"
+	assert_line "  [D] idle              12401   59.91%"
+	assert_line "  [L] lock                477    2.30%"
+	assert_line "dropped:     2 (table full 2, out of memory 0)"
+	assert_line "generation:  6: 110 ticks, 10374 samples, 95 records; drains 3, resets 1"
+	assert_line "cpu share:   0.124% of one CPU (sampler CPU time 0.080 s)"
+	assert_line "memory:      1.5 MiB (1572864 bytes)"
+	# Reasons without samples are not listed.
+	refute_line --partial "[F] fault"
+	echo N > "$FS/enabled"
+	run -0 "$OFFS" status
+	assert_line "sampling:    off (enabled=N)"
+}
+
+@test "status: module not loaded: exit 1, says so in one line" {
+	OFFSAMPLE_PROC=$T/absent run --separate-stderr "$OFFS" status
+	assert_failure 1
+	assert_output ""
+	assert_equal "$stderr" "offsample status: module not loaded ($T/absent not found; load it with modprobe offsample)"
+}
+
+@test "status: empty or garbage stats file: exit 1, one line" {
+	: > "$FP/stats"
+	run --separate-stderr "$OFFS" status
+	assert_failure 1
+	assert_equal "${#stderr_lines[@]}" 1
+	assert_regex "$stderr" "^offsample status: .*not offsample statistics"
+}
+
+@test "not root: status, report, snapshot, record, top fail with one line and exit 1" {
+	root_only_tree
+	run --separate-stderr as_nobody "$OFFS" status
+	assert_failure 1
+	assert_equal "$stderr" "offsample status: cannot read $FP/stats: permission denied (must be root)"
+	run --separate-stderr as_nobody "$OFFS" report
+	assert_failure 1
+	assert_equal "$stderr" "offsample report: cannot read $FP/stacks: permission denied (must be root)"
+	run --separate-stderr as_nobody "$OFFS" snapshot /tmp
+	assert_failure 1
+	assert_equal "$stderr" "offsample snapshot: cannot read $FP/drain: permission denied (must be root)"
+	run --separate-stderr as_nobody "$OFFS" record -d 1 -o /tmp/never.stacks
+	assert_failure 1
+	assert_equal "$stderr" "offsample record: cannot read $FP/drain: permission denied (must be root)"
+	run --separate-stderr as_nobody "$OFFS" top -n 1
+	assert_failure 1
+	assert_equal "${#stderr_lines[@]}" 1
+	run --separate-stderr as_nobody "$OFFS" collapse
+	assert_failure 1
+	assert_equal "${#stderr_lines[@]}" 1
+	run --separate-stderr as_nobody "$OFFS" flamegraph
+	assert_failure 1
+	assert_output ""
+	assert_equal "${#stderr_lines[@]}" 1
+	# Nothing changed, nothing written.
+	assert_equal "$(cat "$FS/enabled")" N
+	assert_equal "$(stat -c %s "$FP/control")" 0
+	[ ! -e /tmp/never.stacks ]
+}
+
+# ------------------------------------------------------------ report
+
+@test "report: header, reason shares and annotated top stacks (exact numbers)" {
+	run --separate-stderr "$OFFS" report "$SMALL"
+	assert_success
+	assert_equal "$stderr" ""
+	assert_line "# host: testhost"
+	assert_line "# kernel: 6.1.0-56-amd64"
+	assert_line "# duration: 10.000 s"
+	assert_line "# hz: 10"
+	assert_line "# samples: 1000"
+	assert_line "# dropped: 0"
+	assert_line "# source: drain, generation 7"
+	assert_line "# start: 2023-11-14T22:13:20Z"
+	assert_line --partial "# legend: [I] io  [L] lock  [S] sched (run queue)  [Z] sleep  [N] net  [P] ipc"
+	# Reasons, by samples, ties in the canonical order (sleep before net).
+	assert_output --partial "$(cat <<'EOF'
+  reason              samples  percent   thread-s
+  [L] lock                500   50.00%      50.00
+  [I] io                  150   15.00%      15.00
+  [Z] sleep               100   10.00%      10.00
+  [N] net                 100   10.00%      10.00
+  [D] idle                 80    8.00%       8.00
+  [S] sched                50    5.00%       5.00
+  [O] other                20    2.00%       2.00
+  total                  1000  100.00%     100.00
+EOF
+)"
+	# The two lock records (two threads, same stack) are one stack.
+	assert_line "[L] lock: 500 samples, 50.00% of all; top 1 of 1 stack"
+	assert_line "  [L]  50.00%  500 samples  (100.00% of lock)  state S"
+	assert_line "  [O]   2.00%  20 samples  (100.00% of other)  state D"
+	assert_line "  [S]   5.00%  50 samples  (100.00% of sched)  state R"
+	assert_line "      odd_wait [mymod]"
+	# Frames as function names, leaf first.
+	run -0 grep -A3 '^  \[Z\]  ' <<< "$output"
+	assert_line --index 1 "      processes: cron[200] 100"
+	assert_line --index 2 "      __schedule"
+	assert_line --index 3 "      schedule"
+}
+
+@test "report: real captures, numbers computed independently from the file; --top; --offsets" {
+	local f r l n tot hz want stacks shown
+	for f in "$D61" "$D612"; do
+		run -0 "$OFFS" report --top 2 "$f"
+		local out=$output
+		tot=$(awk -F'\t' '!/^#/ { t += $1 } END { print t }' "$f")
+		hz=$(sed -n 's/^# hz: //p' "$f")
+		assert_line "# samples: $tot"
+		assert_line "$(awk -v t="$tot" -v h="$hz" 'BEGIN { printf "  %-16s %10d %8s %10.2f", "total", t, "100.00%", t / h }')"
+		shown=0
+		for r in idle ipc sleep net io lock sched; do
+			case $r in idle) l=D ;; ipc) l=P ;; sleep) l=Z ;; net) l=N ;; io) l=I ;; lock) l=L ;; sched) l=S ;; esac
+			n=$(awk -F'\t' -v r="$r" '!/^#/ && $2 == r { s += $1 } END { print s + 0 }' "$f")
+			[ "$n" -gt 0 ] || continue
+			want=$(awk -v n="$n" -v t="$tot" -v h="$hz" -v x="[$l] $r" 'BEGIN { printf "  %-16s %10d %7.2f%% %10.2f", x, n, 100 * n / t, n / h }')
+			grep -qxF -- "$want" <<< "$out" || { echo "missing: $want"; return 1; }
+			# Distinct stacks of the reason: the folded lines without comm.
+			stacks=$("$SCO" --no-comm "$f" | grep -c "^$r;")
+			want=$(awk -v n="$n" -v t="$tot" -v x="[$l] $r" -v k="$stacks" 'BEGIN { printf "%s: %d samples, %.2f%% of all; top %d of %d stack%s", x, n, 100 * n / t, (k < 2 ? k : 2), k, (k == 1 ? "" : "s") }')
+			grep -qxF -- "$want" <<< "$out" || { echo "missing: $want"; return 1; }
+			shown=$((shown + (stacks < 2 ? stacks : 2)))
+		done
+		assert_equal "$(grep -cE '^  \[.\] +[0-9.]+%  [0-9]+ samples' <<< "$out")" "$shown"
+	done
+	run -0 "$OFFS" report --offsets "$D61"
+	assert_line "      scsi_error_handler+0x1c7/0x4e0 [scsi_mod]"
+	run -0 "$OFFS" report "$D61"
+	assert_line "      scsi_error_handler [scsi_mod]"
+}
+
+@test "report --by process and --by thread" {
+	run -0 "$OFFS" report --by process --top 1 "$SMALL"
+	assert_line "  app[100]                700   70.00%      70.00  [L] 71.43% [I] 21.43% [S] 7.14%"
+	assert_line "app[100]: 700 samples, 70.00% of all; top 1 of 3 stacks"
+	assert_line "  [L]  50.00%  500 samples  (71.43% of process)  state S"
+	assert_line "      threads: app-worker-1 300, app-worker-2 200"
+	run -0 "$OFFS" report --by thread --top 2 "$SMALL"
+	assert_line "  app[100] / app-worker-1[101]                 350   35.00%      35.00  [L] 85.71% [S] 14.29%"
+	assert_line "  [S]   5.00%  50 samples  (14.29% of thread)  state R"
+	run -0 grep -c '^app\[100\] / ' <<< "$output"
+	assert_output 2
+	# Without thread ids or names in the data: a clear error.
+	run --separate-stderr "$OFFS" report --by thread "$D61"
+	assert_failure 1
+	assert_output ""
+	assert_equal "$stderr" "offsample report: --by thread needs thread ids or names, but the data has none (key: comm); record with key=tid or key=tname"
+	run --separate-stderr "$OFFS" report --by nothing "$D61"
+	assert_failure 2
+	run --separate-stderr "$OFFS" report --top 0 "$D61"
+	assert_failure 2
+}
+
+@test "report: live stacks without FILE, stdin with -, several files merged, v2 user frames" {
+	run -0 "$OFFS" report
+	assert_line "# input: $FP/stacks"
+	assert_line "# samples: 1000"
+	run -0 "$OFFS" report - < "$SMALL"
+	assert_line "# input: stdin"
+	run -0 "$OFFS" report "$SMALL" "$SMALL"
+	assert_line "# samples: 2000"
+	assert_line "# duration: 20.000 s"
+	assert_line "# source: drain, 2 generations 7..7"
+	assert_line "  [L] lock               1000   50.00%     100.00"
+	run -0 "$OFFS" report "$V2"
+	assert_line "      --"
+	assert_line "      std::mutex::lock()"
+	assert_line "      [anon]+0x7f3a1c000000"
+	assert_line "      [raced]"
+}
+
+@test "report: malformed lines warned once; empty, garbage or missing input: exit 1" {
+	run --separate-stderr "$OFFS" report "$TFIX/malformed.stacks"
+	assert_success
+	assert_equal "$stderr" "offsample report: skipped 4 malformed lines"
+	assert_line "  [Z] sleep                40  100.00%       4.44"
+	: > "$T/empty"
+	run --separate-stderr "$OFFS" report "$T/empty"
+	assert_failure 1
+	assert_output ""
+	assert_equal "$stderr" "offsample report: no offsample stacks in input (empty)"
+	printf 'hello\nworld\n' > "$T/garbage"
+	run --separate-stderr "$OFFS" report "$T/garbage"
+	assert_failure 1
+	assert_equal "$stderr" "offsample report: no offsample stacks in input (2 malformed lines)"
+	run --separate-stderr "$OFFS" report "$T/missing"
+	assert_failure 1
+	assert_equal "$stderr" "offsample report: $T/missing: no such file"
+	# A valid but empty generation is not an error.
+	head -n 16 "$SMALL" > "$T/nogen"
+	run -0 "$OFFS" report "$T/nogen"
+	assert_line "No samples."
+	OFFSAMPLE_PROC=$T/absent run --separate-stderr "$OFFS" report
+	assert_failure 1
+	assert_regex "$stderr" "^offsample report: module not loaded"
+}
+
+# ------------------------------------------------------------ collapse
+
+@test "collapse: live stacks by default, options passed to stackcollapse-offsample" {
+	run --separate-stderr "$OFFS" collapse
+	assert_success
+	assert_equal "$output" "$("$SCO" "$SMALL")"
+	run -0 "$OFFS" collapse --kernel-suffix --pid "$SMALL"
+	assert_line "idle;kworker/0:1;20;ret_from_fork_[k];kthread_[k];worker_thread_[k];schedule_[k];__schedule_[k] 80"
+	run -0 "$OFFS" collapse - < "$D612"
+	assert_equal "$output" "$("$SCO" "$D612")"
+	run --separate-stderr "$OFFS" collapse "$T/empty-file-missing"
+	assert_failure 1
+	assert_equal "${#stderr_lines[@]}" 1
+	: > "$T/empty"
+	run --separate-stderr "$OFFS" collapse "$T/empty"
+	assert_failure 1
+	assert_output ""
+	assert_equal "${#stderr_lines[@]}" 1
+	OFFSAMPLE_PROC=$T/absent run --separate-stderr "$OFFS" collapse
+	assert_failure 1
+	assert_regex "$stderr" "module not loaded"
+}
+
+# ------------------------------------------------------------ flamegraph
+
+@test "flamegraph: valid SVG with the offcpu palette, reasons, frames and a title from the header" {
+	run --separate-stderr "$OFFS" flamegraph "$D61"
+	assert_success
+	assert_equal "$stderr" ""
+	printf '%s\n' "$output" > "$T/out.svg"
+	run -0 xmllint --noout "$T/out.svg"
+	run -0 grep -c 'data-n="do_nanosleep"' "$T/out.svg"
+	run -0 grep -c 'data-n="osw-sleep"' "$T/out.svg"
+	run -0 grep -c 'data-n="futex_wait_queue"' "$T/out.svg"
+	local r
+	for r in io lock sched sleep net ipc idle; do
+		grep -q "data-n=\"$r\"" "$T/out.svg" || { echo "no $r frame"; return 1; }
+	done
+	run -0 grep -c 'Off-CPU time: virtme-ng, 6.1.0-56-amd64, 8.4 s' "$T/out.svg"
+	run -0 grep -c "$(sed -n 's/^# samples: //p' "$D61") samples at 19 Hz" "$T/out.svg"
+	# The offcpu legend (only that palette has one).
+	run -0 grep -c 'idle 59.9%' "$T/out.svg"
+}
+
+@test "flamegraph: -o FILE, --title, collapse options, renderer options after --" {
+	run --separate-stderr "$OFFS" flamegraph -o "$T/g.svg" --title "My graph" --no-comm "$SMALL" -- --width 1600 --reverse
+	assert_success
+	assert_output ""
+	assert_equal "$stderr" ""
+	run -0 xmllint --noout "$T/g.svg"
+	run -0 grep -c '<svg[^>]* width="1600"' "$T/g.svg"
+	run -0 grep -c '>My graph<' "$T/g.svg"
+	run -1 grep -c 'data-n="cron"' "$T/g.svg"
+	# Replaced by a rename: another name of the old file keeps the old SVG.
+	ln "$T/g.svg" "$T/g.old"
+	run -0 "$OFFS" flamegraph -o "$T/g.svg" --title "Second" "$SMALL"
+	run -0 grep -c '>My graph<' "$T/g.old"
+	run -0 grep -c '>Second<' "$T/g.svg"
+	# Live stacks without FILE.
+	run -0 "$OFFS" flamegraph
+	assert_output --partial 'data-n="cron"'
+	assert_output --partial 'Off-CPU time: testhost, 6.1.0-56-amd64, 10.0 s'
+}
+
+@test "flamegraph: failures leave no SVG: bad input, bad renderer option, unwritable -o" {
+	: > "$T/empty"
+	run --separate-stderr "$OFFS" flamegraph "$T/empty"
+	assert_failure 1
+	assert_output ""
+	assert_equal "${#stderr_lines[@]}" 1
+	echo old > "$T/keep.svg"
+	run --separate-stderr "$OFFS" flamegraph -o "$T/keep.svg" "$SMALL" -- --colors=nonsense
+	assert_failure
+	assert_output ""
+	assert_equal "$(cat "$T/keep.svg")" old
+	run --separate-stderr "$OFFS" flamegraph -o "$T/nodir/x.svg" "$SMALL"
+	assert_failure 1
+	assert_equal "$stderr" "offsample flamegraph: cannot write $T/nodir/x.svg"
+	run -0 ls -A "$T"
+	refute_output --partial ".offsample-svg"
+	run --separate-stderr "$OFFS" flamegraph --engine nosuch "$SMALL"
+	assert_failure 2
+	assert_equal "${#stderr_lines[@]}" 1
+}
+
+@test "flamegraph --engine flamegraph.pl: clear error when absent; FLAMEGRAPH_DIR used when set" {
+	PATH=/usr/bin:/bin FLAMEGRAPH_DIR= run --separate-stderr "$OFFS" flamegraph --engine flamegraph.pl "$SMALL"
+	assert_failure 1
+	assert_output ""
+	assert_equal "$stderr" "offsample flamegraph: flamegraph.pl not found: set FLAMEGRAPH_DIR to a FlameGraph checkout or put flamegraph.pl on PATH"
+	# A stand-in flamegraph.pl that shows what it was given.
+	mkdir -p "$T/fg"
+	cat > "$T/fg/flamegraph.pl" <<'EOF'
+#!/usr/bin/perl
+print "<svg xmlns=\"http://www.w3.org/2000/svg\"><desc>ARGS: @ARGV[0..$#ARGV-1]</desc>";
+open(my $f, '<', $ARGV[-1]) or die; my $n = 0; $n++ while <$f>;
+print "<desc>LINES: $n</desc></svg>\n";
+EOF
+	FLAMEGRAPH_DIR=$T/fg run --separate-stderr "$OFFS" flamegraph --engine flamegraph.pl "$SMALL" -- --width 900
+	assert_success
+	assert_output --partial "ARGS: --colors=io --countname=samples --title Off-CPU time: testhost, 6.1.0-56-amd64, 10.0 s"
+	assert_output --partial "--width 900"
+	assert_output --partial "LINES: 7"
+	# Found on PATH too.
+	PATH=$T/fg:/usr/bin:/bin FLAMEGRAPH_DIR= run -0 "$OFFS" flamegraph --engine=flamegraph.pl "$SMALL"
+	assert_output --partial "LINES: 7"
+}
+
+# ------------------------------------------------------------ environment
+
+@test "cron environment: minimal PATH, no HOME, no terminal, other cwd" {
+	mkdir "$T/cwd" "$T/snaps"
+	cd "$T/cwd"
+	run --separate-stderr env -i PATH=/usr/bin:/bin OFFSAMPLE_PROC="$FP" OFFSAMPLE_SYS="$FS" \
+		"$OFFS" snapshot "$T/snaps" < /dev/null
+	assert_success
+	assert_output ""
+	assert_equal "$stderr" ""
+	run -0 env -i PATH=/usr/bin:/bin "$OFFS" flamegraph -o "$T/cron.svg" "$T"/snaps/offsample-*.stacks < /dev/null
+	run -0 xmllint --noout "$T/cron.svg"
+	run -0 env -i PATH=/usr/bin:/bin "$OFFS" report "$T"/snaps/offsample-*.stacks < /dev/null
+	assert_line "# samples: 1000"
+	run -0 env -i PATH=/usr/bin:/bin OFFSAMPLE_PROC="$FP" OFFSAMPLE_SYS="$FS" \
+		"$OFFS" status < /dev/null
+	run -0 env -i "$OFFS" report "$SMALL"
+}
+
+@test "installed layout: sbin/offsample through a symlink, helpers in share/ and bin/" {
+	local p=$T/prefix
+	mkdir -p "$p/sbin" "$p/bin" "$p/share/offsample/lib" "$T/links"
+	cp "$OFFS" "$SCO" "$SCP" "$p/sbin/"
+	cp "$ROOT/tools/lib/offsample-lib.pl" "$p/share/offsample/lib/"
+	cp "$FG" "$p/bin/"
+	ln -s "$p/sbin/offsample" "$T/links/offsample"
+	run --separate-stderr env -i PATH=/usr/bin:/bin "$T/links/offsample" flamegraph "$SMALL"
+	assert_success
+	assert_output --partial 'data-n="cron"'
+	run -0 env -i PATH=/usr/bin:/bin "$T/links/offsample" report "$SMALL"
+	assert_line "# samples: 1000"
+	# Collapser found on PATH when not next to the CLI.
+	rm "$p/sbin/stackcollapse-offsample"
+	mkdir "$T/pathbin"
+	cp "$SCO" "$T/pathbin/"
+	run -0 env -i PATH="$T/pathbin:/usr/bin:/bin" "$T/links/offsample" collapse "$SMALL"
+	assert_line "sleep;cron;entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_clock_nanosleep;common_nsleep;hrtimer_nanosleep;do_nanosleep;schedule;__schedule 100"
+	run --separate-stderr env -i PATH=/usr/bin:/bin "$T/links/offsample" collapse "$SMALL"
+	assert_failure 1
+	assert_regex "$stderr" "^offsample collapse: stackcollapse-offsample not found"
+}
+
+@test "flamegraph gives our renderer --colors=offcpu, the title and kernel frames with _[k]" {
+	local p=$T/prefix
+	mkdir -p "$p/sbin" "$p/bin" "$p/share/offsample/lib"
+	cp "$OFFS" "$SCO" "$p/sbin/"
+	cp "$ROOT/tools/lib/offsample-lib.pl" "$p/share/offsample/lib/"
+	cat > "$p/bin/offsample-flamegraph" <<'STUB'
+#!/usr/bin/perl
+print "ARG: $_\n" for @ARGV[0 .. $#ARGV - 1];
+open(my $f, '<', $ARGV[-1]) or die; print "IN: $_" while <$f>;
+STUB
+	run --separate-stderr "$p/sbin/offsample" flamegraph "$SMALL" -- --width 700
+	assert_success
+	assert_line "ARG: --colors=offcpu"
+	assert_line "ARG: --title"
+	assert_line "ARG: Off-CPU time: testhost, 6.1.0-56-amd64, 10.0 s"
+	assert_line "ARG: --subtitle"
+	assert_line "ARG: 1000 samples at 10 Hz, 2023-11-14T22:13:20Z to 2023-11-14T22:13:30Z, offsample 0.1.0"
+	# Our options first, the user's after (they win).
+	assert_line --index 5 "ARG: --width"
+	assert_line --index 6 "ARG: 700"
+	assert_line "IN: idle;kworker/0:1;ret_from_fork_[k];kthread_[k];worker_thread_[k];schedule_[k];__schedule_[k] 80"
+	run -0 "$p/sbin/offsample" flamegraph --no-kernel-suffix "$SMALL"
+	assert_line "IN: idle;kworker/0:1;ret_from_fork;kthread;worker_thread;schedule;__schedule 80"
+}

@@ -1,0 +1,59 @@
+# SPDX-License-Identifier: GPL-2.0
+# Shared set-up of the tests/host/tools-*.bats suites: paths, and a fake
+# /proc/offsample + /sys/module/offsample/parameters tree made of plain
+# files, which the tools use through OFFSAMPLE_PROC and OFFSAMPLE_SYS.
+
+bats_require_minimum_version 1.5.0
+load '/usr/lib/bats/bats-support/load'
+load '/usr/lib/bats/bats-assert/load'
+
+ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+OFFS=$ROOT/tools/offsample
+SCO=$ROOT/tools/stackcollapse-offsample
+SCP=$ROOT/tools/stackcollapse-procstat
+FG=$ROOT/flamegraph/offsample-flamegraph
+SFIX=$ROOT/tests/fixtures/stacks
+TFIX=$ROOT/tests/fixtures/tools
+D61=$SFIX/workload-drain-6.1.0.txt
+D612=$SFIX/workload-drain-6.12.117.txt
+SMALL=$TFIX/small-v1.stacks
+V2=$TFIX/v2-ustack.stacks
+
+# The flamegraph.pl input regex: every folded line must match it.
+FOLDED_RE='^(.*)\s+?(\d+(?:\.\d*)?)$'
+
+# fake_tree [DRAIN_FIXTURE [DIR]]: build the fake tree, export the
+# variables.  The stats file says generation = drain generation - 1, so
+# that a record sees no other reader.  Sets FAKE, FP (proc), FS (sys).
+fake_tree() {
+	local drain=${1:-$SMALL} gen
+	FAKE=${2:-$BATS_TEST_TMPDIR/fake}
+	FP=$FAKE/proc/offsample
+	FS=$FAKE/sys
+	mkdir -p "$FP" "$FS"
+	cp "$drain" "$FP/drain"
+	cp "$drain" "$FP/stacks"
+	cp "$SFIX/workload-threads-6.1.0.txt" "$FP/threads"
+	gen=$(sed -n 's/^# generation: //p' "$drain" | head -n1)
+	sed "s/^generation .*/generation               $((gen - 1))/" "$TFIX/stats.txt" > "$FP/stats"
+	: > "$FP/control"
+	echo N > "$FS/enabled"
+	echo 9 > "$FS/hz"
+	echo comm > "$FS/key"
+	echo 8192 > "$FS/max_stacks"
+	echo 48 > "$FS/max_depth"
+	echo Y > "$FS/kthreads"
+	export OFFSAMPLE_PROC=$FP OFFSAMPLE_SYS=$FS
+}
+
+# Sum of counts per reason of a stacks file: "reason count" lines, sorted.
+reason_totals_stacks() {
+	awk -F'\t' '!/^#/ && NF >= 8 { s[$2] += $1 } END { for (r in s) print r, s[r] }' "$@" | sort
+}
+# The same from folded lines whose root frame is the reason.
+reason_totals_folded() {
+	awk '{ n = $NF; split($0, f, ";"); s[f[1]] += n } END { for (r in s) print r, s[r] }' "$@" | sort
+}
+
+# Count lines of a file.
+nlines() { wc -l < "$1" | tr -d ' '; }

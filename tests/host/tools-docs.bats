@@ -1,0 +1,106 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0
+#
+# Man pages, examples and the scripts themselves: render without warnings,
+# document every command and option the tools accept, examples are valid.
+#
+#   bats tests/host/tools-docs.bats
+
+load tools-common
+
+setup() {
+	T=$BATS_TEST_TMPDIR
+	MAN8=$ROOT/docs/man/offsample.8
+	MAN4=$ROOT/docs/man/offsample.4
+}
+
+@test "scripts: executable, syntax-checked" {
+	[ -x "$OFFS" ] && [ -x "$SCO" ] && [ -x "$SCP" ]
+	run -0 bash -n "$OFFS"
+	run -0 perl -c "$SCO"
+	run -0 perl -c "$SCP"
+	run -0 perl -c "$ROOT/tools/lib/offsample-lib.pl"
+	# set -eu and pipefail in the CLI.
+	run -0 grep -c '^set -eu -o pipefail$' "$OFFS"
+}
+
+@test "man pages render without groff warnings" {
+	local m
+	for m in "$MAN8" "$MAN4"; do
+		run --separate-stderr groff -man -ww -z "$m"
+		assert_success
+		assert_equal "$stderr" ""
+		assert_output ""
+		run --separate-stderr env MANWIDTH=80 man -l "$m"
+		assert_success
+		assert_equal "$stderr" ""
+	done
+}
+
+@test "offsample.8 documents every command and every option of the tools' --help" {
+	local text c o
+	text=$(MANWIDTH=200 man -l "$MAN8" 2>/dev/null)
+	for c in status record snapshot report collapse flamegraph top; do
+		grep -q "^   $c\$" <<< "$text" || { echo "no section for $c"; return 1; }
+		# Long options listed in the command's --help.
+		for o in $("$OFFS" "$c" --help | grep -o -- '--[a-z][a-z-]*' | sort -u); do
+			grep -q -- "$o" <<< "$text" || { echo "$c: $o not in offsample.8"; return 1; }
+		done
+	done
+	for o in $("$SCO" --help | grep -o -- '--[a-z][a-z-]*' | sort -u) \
+		$("$SCP" --help | grep -o -- '--[a-z][a-z-]*' | sort -u); do
+		grep -q -- "$o" <<< "$text" || { echo "collapse: $o not in offsample.8"; return 1; }
+	done
+	for o in OFFSAMPLE_PROC OFFSAMPLE_SYS FLAMEGRAPH_DIR "EXIT STATUS" "ENVIRONMENT" "FILES" "EXAMPLES" \
+		"[I] io" "[Z] sleep" "[D] idle"; do
+		grep -qF -- "$o" <<< "$text" || { echo "missing: $o"; return 1; }
+	done
+}
+
+@test "offsample.4 documents every module parameter and /proc file" {
+	local text p
+	text=$(MANWIDTH=200 man -l "$MAN4" 2>/dev/null)
+	for p in enabled hz max_stacks max_depth kthreads key thread_cache user_stacks max_user_depth cgroup wobj \
+		ustack "# file:" /proc/offsample/stacks /proc/offsample/drain \
+		/proc/offsample/threads /proc/offsample/stats /proc/offsample/control docs/FORMAT.md; do
+		grep -qF -- "$p" <<< "$text" || { echo "missing: $p"; return 1; }
+	done
+	# Defaults as in the module source.
+	run -0 grep -c 'hz (1..1000, default 9)' <<< "$text"
+	run -0 grep -c 'max_stacks (16..1048576, default 8192)' <<< "$text"
+	run -0 grep -c 'max_depth (1..128, default 48)' <<< "$text"
+	grep -q 'offs_hz = 9;' "$ROOT/module/main.c"
+	grep -q 'offs_max_stacks = 8192;' "$ROOT/module/main.c"
+	grep -q 'offs_max_depth = 48;' "$ROOT/module/main.c"
+}
+
+@test "examples: cron line, systemd units" {
+	local cron=$ROOT/examples/offsample-snapshot.cron
+	# Exactly one job line: 5 time fields, the user, the command.
+	run -0 grep -Ev '^(#|$|[A-Z]+=)' "$cron"
+	assert_equal "${#lines[@]}" 1
+	assert_output --regexp '^\*/10 \* \* \* \* root \[ -d /proc/offsample \] && offsample snapshot --keep [0-9]+ --max-age [0-9]+ /var/lib/offsample$'
+	# The command it runs works as written, with the cron PATH.
+	fake_tree
+	mkdir "$T/snaps"
+	run -0 env -i PATH="$ROOT/tools:/usr/bin:/bin" OFFSAMPLE_PROC="$FP" OFFSAMPLE_SYS="$FS" \
+		sh -c "offsample snapshot --keep 1008 --max-age 7 $T/snaps"
+	assert_output ""
+	run -0 ls "$T/snaps"
+	assert_equal "${#lines[@]}" 1
+	local svc=$ROOT/examples/offsample-snapshot.service tmr=$ROOT/examples/offsample-snapshot.timer
+	run -0 grep -c '^ExecStart=/usr/local/sbin/offsample snapshot ' "$svc"
+	run -0 grep -c '^Type=oneshot$' "$svc"
+	run -0 grep -c '^StateDirectory=offsample$' "$svc"
+	run -0 grep -c '^OnCalendar=\*:00/10$' "$tmr"
+	run -0 grep -c '^WantedBy=timers.target$' "$tmr"
+	if command -v systemd-analyze > /dev/null; then
+		# Verify with ExecStart pointing at the checkout (the real path
+		# does not exist here); only the missing man page may be reported.
+		mkdir "$T/units"
+		sed "s|/usr/local/sbin/offsample|$OFFS|" "$svc" > "$T/units/offsample-snapshot.service"
+		cp "$tmr" "$T/units/"
+		run systemd-analyze verify "$T/units/offsample-snapshot.service" "$T/units/offsample-snapshot.timer"
+		refute_output --regexp 'Unknown|unknown|Invalid|invalid|not executable|Failed to parse'
+	fi
+}

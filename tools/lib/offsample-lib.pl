@@ -1,0 +1,659 @@
+#!/usr/bin/perl
+# SPDX-License-Identifier: GPL-2.0
+#
+# Helpers of tools/offsample (the bash CLI) that are easier in Perl:
+# parsing the stacks format, the text report, one refresh of `top`, the
+# record filter, flame graph titles, status and snapshot retention.
+# Not a user command: tools/offsample runs it as
+#
+#   perl offsample-lib.pl COMMAND [OPTIONS] [ARGS]
+#
+# with the name to use in messages in $OFFSAMPLE_PROG.  Errors are one line
+# on stderr with that prefix; status 1 (input) or 2 (usage).
+#
+# Perl 5, core modules only.
+use strict;
+use warnings;
+use Getopt::Long qw(GetOptionsFromArray :config no_ignore_case bundling no_auto_abbrev);
+use POSIX qw(strftime floor);
+
+my $PROG = $ENV{OFFSAMPLE_PROG} || 'offsample';
+
+sub fail {
+	my ($status, $msg) = @_;
+	$msg =~ s/\s+\z//;
+	$msg =~ s/\n/ /g;
+	print STDERR "$PROG: $msg\n";
+	exit $status;
+}
+$SIG{__DIE__} = sub {
+	return if $^S;
+	my $m = shift;
+	$m =~ s/ at \S+ line \d+\.?\n?\z//;
+	fail(1, $m);
+};
+$SIG{__WARN__} = sub { };
+
+sub getopts {
+	my ($argv, $h, @spec) = @_;
+	my @errs;
+	local $SIG{__WARN__} = sub { push @errs, $_[0] };
+	if (!GetOptionsFromArray($argv, $h, @spec)) {
+		my $e = $errs[0] // "invalid option\n";
+		$e =~ s/\n.*//s;
+		fail(2, lcfirst($e) . " (see --help)");
+	}
+}
+
+# ---------------------------------------------------------------- data
+
+# Reasons in the canonical order, and their one-letter annotations.
+my @REASONS = qw(io lock sched sleep net ipc fault stopped idle other cpu);
+my %LETTER = (io => 'I', lock => 'L', sched => 'S', sleep => 'Z', net => 'N',
+	ipc => 'P', fault => 'F', stopped => 'T', idle => 'D', other => 'O',
+	cpu => 'C');
+my %RANK;
+@RANK{@REASONS} = (0 .. $#REASONS);
+sub letter { return $LETTER{$_[0]} // '?'; }
+sub rank { return $RANK{$_[0]} // scalar @REASONS; }
+sub tag { return '[' . letter($_[0]) . ']'; }
+
+my @V1 = qw(count reason state pid tid comm tname kstack);
+
+# parse(FILES) -> { gens => [hdr hashes], recs => [record hashes], bad => n }
+# A file may hold several generations (concatenated files).
+sub parse {
+	my @files = @_;
+	my (@gens, @recs);
+	my $bad = 0;
+	for my $file (@files) {
+		my $fh;
+		if ($file eq '-') {
+			$fh = \*STDIN;
+		} elsif (-d $file) {
+			fail(1, "$file: is a directory");
+		} elsif (!open($fh, '<', $file)) {
+			my $why = lc "$!";
+			fail(1, "cannot open $file: $why");
+		}
+		my %col;
+		@col{@V1} = (0 .. $#V1);
+		my $g;
+		while (my $line = <$fh>) {
+			$line =~ s/\r?\n\z//;
+			next if $line eq '';
+			if ($line =~ /^# offsample stacks v(\d+)/) {
+				$g = { format => $1, file => $file, extra => [] };
+				push @gens, $g;
+				%col = ();
+				@col{@V1} = (0 .. $#V1);
+				next;
+			}
+			if ($line =~ /^#/) {
+				next unless $g && $line =~ /^# ([A-Za-z0-9_-]+):\s?(.*?)\s*\z/;
+				my ($k, $v) = ($1, $2);
+				if ($k eq 'columns') {
+					%col = ();
+					my @n = split /\s+/, $v;
+					for my $i (0 .. $#n) { $col{$n[$i]} //= $i; }
+				}
+				push @{$g->{extra}}, [$k, $v] unless exists $g->{$k};
+				$g->{$k} //= $v;
+				next;
+			}
+			my @f = split /\t/, $line, -1;
+			my ($ci, $ri, $ki) = @col{qw(count reason kstack)};
+			if (!$g || !defined $ci || !defined $ri || !defined $ki
+			    || @f <= $ki || @f <= $ci || @f <= $ri
+			    || $f[$ci] !~ /^\d+\z/ || $f[$ri] !~ /^[^\s;]+\z/) {
+				$bad++;
+				next;
+			}
+			my %r = (gen => $g, line => $line);
+			for my $n (qw(count reason state pid tid comm tname kstack ustack)) {
+				my $v = defined $col{$n} && $col{$n} < @f ? $f[$col{$n}] : '-';
+				$v = '-' if $v eq '';
+				$r{$n} = $v;
+			}
+			push @recs, \%r;
+		}
+		close $fh if $file ne '-';
+	}
+	return { gens => \@gens, recs => \@recs, bad => $bad };
+}
+
+# "func+0x6d/0x150 [mod]" -> "func [mod]" (or unchanged with offsets).
+sub kfunc {
+	my ($f, $offsets) = @_;
+	return $f if $offsets;
+	$f =~ s/\+0x[0-9a-fA-F]+(?:\/0x[0-9a-fA-F]+)?(?= \[|\z)//;
+	return $f;
+}
+sub ufunc {
+	my ($f, $offsets) = @_;
+	return $f if $offsets;
+	$f =~ s/^(.+?)\+0x[0-9a-fA-F]+ \([^()]*\)\z/$1/s;
+	return $f;
+}
+
+# Frames of a record, leaf first: kernel frames, then user frames.
+sub frames {
+	my ($r, $offsets) = @_;
+	my @k = $r->{kstack} eq '-' ? () : map { kfunc($_, $offsets) } grep { $_ ne '' } split /;/, $r->{kstack};
+	my @u = $r->{ustack} eq '-' ? () : map { ufunc($_, $offsets) } grep { $_ ne '' } split /;/, $r->{ustack};
+	return (\@k, \@u);
+}
+
+sub pct {
+	my ($n, $total) = @_;
+	return $total ? sprintf('%.2f%%', 100 * $n / $total) : '0.00%';
+}
+
+sub utc {
+	my ($t) = @_;
+	return '-' unless defined $t && $t =~ /^\d+(\.\d+)?\z/;
+	return strftime('%Y-%m-%dT%H:%M:%SZ', gmtime(floor($t)));
+}
+
+sub uniq_join {
+	my %seen;
+	return join(', ', grep { !$seen{$_}++ } grep { defined && $_ ne '' } @_);
+}
+
+# Summary of the headers of one or more generations.
+sub summary {
+	my ($d) = @_;
+	my @g = @{$d->{gens}};
+	my %s;
+	$s{host} = uniq_join(map { $_->{hostname} } @g) || '-';
+	$s{kernel} = uniq_join(map { $_->{kernel} } @g) || '-';
+	$s{version} = uniq_join(map { $_->{version} } @g) || '-';
+	$s{format} = uniq_join(map { "v$_->{format}" } @g) || '-';
+	$s{hz} = uniq_join(map { $_->{hz} } @g) || '-';
+	$s{key} = uniq_join(map { $_->{key} } @g) || '-';
+	my ($start, $end, $dur, $ticks, $dropped, $hsamples) = (undef, undef, 0, 0, 0, 0);
+	for my $g (@g) {
+		$start = $g->{start} if defined $g->{start} && $g->{start} =~ /^[\d.]+\z/
+			&& (!defined $start || $g->{start} < $start);
+		$end = $g->{end} if defined $g->{end} && $g->{end} =~ /^[\d.]+\z/
+			&& (!defined $end || $g->{end} > $end);
+		$dur += $g->{duration} if ($g->{duration} // '') =~ /^[\d.]+\z/;
+		$ticks += $g->{ticks} if ($g->{ticks} // '') =~ /^\d+\z/;
+		$dropped += $g->{dropped} if ($g->{dropped} // '') =~ /^\d+\z/;
+	}
+	@s{qw(start end duration ticks dropped)} = ($start, $end, $dur, $ticks, $dropped);
+	$s{ngens} = scalar @g;
+	my @gn = grep { defined && /^\d+\z/ } map { $_->{generation} } @g;
+	$s{generations} = !@gn ? '-' : @gn == 1 ? $gn[0]
+		: do { my @o = sort { $a <=> $b } @gn; "$o[0]..$o[-1]" };
+	$s{source} = uniq_join(map { $_->{source} } @g) || '-';
+	my $samples = 0;
+	$samples += $_->{count} for @{$d->{recs}};
+	$s{samples} = $samples;
+	$s{records} = scalar @{$d->{recs}};
+	return \%s;
+}
+
+# Estimated thread-seconds: sum of count / hz of each record's generation.
+sub secs {
+	my ($r) = @_;
+	my $hz = $r->{gen}{hz} // '';
+	return $hz =~ /^\d+\z/ && $hz > 0 ? $r->{count} / $hz : 0;
+}
+
+# ---------------------------------------------------------------- report
+
+sub cmd_report {
+	my @a = @_;
+	my %o = (top => 5, by => 'reason');
+	getopts(\@a, \%o, 'top=i', 'by=s', 'offsets', 'label=s@');
+	fail(2, "--top must be at least 1") if $o{top} < 1;
+	fail(2, "--by must be process, thread or reason, not \"$o{by}\"")
+		unless $o{by} =~ /^(process|thread|reason)\z/;
+	my @files = @a ? @a : ('-');
+	my $d = parse(@files);
+	my $labels = $o{label} // [];
+	if (!@{$d->{gens}}) {
+		fail(1, $d->{bad} ? "no offsample stacks in input ($d->{bad} malformed lines)"
+			: "no offsample stacks in input (empty)");
+	}
+	print STDERR "$PROG: skipped $d->{bad} malformed lines\n" if $d->{bad};
+	my @recs = @{$d->{recs}};
+	my $s = summary($d);
+	my $total = $s->{samples};
+
+	my $have_pid = grep { $_->{pid} ne '-' } @recs;
+	my $have_thread = grep { $_->{tid} ne '-' || $_->{tname} ne '-' } @recs;
+	if ($o{by} eq 'thread' && !$have_thread && @recs) {
+		fail(1, "--by thread needs thread ids or names, but the data has none (key: $s->{key}); record with key=tid or key=tname");
+	}
+
+	my $out = '';
+	$out .= "# offsample report\n";
+	my $src = join(', ', @$labels) || join(', ', @files);
+	$out .= "# input: $src\n";
+	$out .= "# host: $s->{host}\n";
+	$out .= "# kernel: $s->{kernel}\n";
+	$out .= "# module: $s->{version}, stacks format $s->{format}\n";
+	$out .= sprintf("# source: %s, %s %s\n", $s->{source},
+		$s->{ngens} == 1 ? 'generation' : "$s->{ngens} generations", $s->{generations});
+	$out .= "# start: " . utc($s->{start}) . "\n";
+	$out .= "# end: " . utc($s->{end}) . "\n";
+	$out .= sprintf("# duration: %.3f s\n", $s->{duration});
+	$out .= "# hz: $s->{hz}\n";
+	$out .= "# ticks: $s->{ticks}\n";
+	$out .= "# samples: $total\n";
+	$out .= "# dropped: $s->{dropped}\n";
+	$out .= "# key: $s->{key}\n";
+	for my $g (@{$d->{gens}}) {
+		for my $e (@{$g->{extra}}) {
+			next unless $e->[0] =~ /^(recorded-by|pid|cgroup|interrupted|warning)\z/;
+			$out .= "# $e->[0]: $e->[1]\n";
+		}
+	}
+	$out .= "#\n";
+	$out .= "# legend: [I] io  [L] lock  [S] sched (run queue)  [Z] sleep  [N] net  [P] ipc\n";
+	$out .= "#         [F] fault  [T] stopped  [D] idle  [O] other  [C] cpu  [?] unknown\n";
+	$out .= "# thread-s: estimated off-CPU thread-seconds, samples / hz\n";
+	$out .= "# stacks: kernel frames leaf first" . ($o{offsets} ? '' : ' (offsets stripped)')
+		. "; user frames follow after \"--\"\n";
+
+	if (!$total) {
+		$out .= "\nNo samples.\n";
+		print $out;
+		return 0;
+	}
+
+	# Reasons table (always).
+	my (%rc, %rs);
+	for my $r (@recs) { $rc{$r->{reason}} += $r->{count}; $rs{$r->{reason}} += secs($r); }
+	my @reasons = sort { $rc{$b} <=> $rc{$a} || rank($a) <=> rank($b) || $a cmp $b } keys %rc;
+	my $ssum = 0;
+	$ssum += $rs{$_} for @reasons;
+	$out .= "\nSamples by reason:\n\n";
+	$out .= sprintf("  %-16s %10s %8s %10s\n", 'reason', 'samples', 'percent', 'thread-s');
+	for my $x (@reasons) {
+		$out .= sprintf("  %-16s %10d %8s %10.2f\n", tag($x) . " $x", $rc{$x},
+			pct($rc{$x}, $total), $rs{$x});
+	}
+	$out .= sprintf("  %-16s %10d %8s %10.2f\n", 'total', $total, '100.00%', $ssum);
+
+	# Groups.
+	my $gkey;
+	my $plabel = sub {
+		my ($r) = @_;
+		return $r->{comm} . ($r->{pid} ne '-' ? "[$r->{pid}]" : '');
+	};
+	if ($o{by} eq 'reason') {
+		$gkey = sub { $_[0]{reason} };
+	} elsif ($o{by} eq 'process') {
+		$gkey = $plabel;
+	} else {
+		$gkey = sub {
+			my ($r) = @_;
+			my $t = $r->{tname} ne '-' ? $r->{tname} : $r->{comm};
+			$t .= "[$r->{tid}]" if $r->{tid} ne '-';
+			return $plabel->($r) . " / $t";
+		};
+	}
+	my (%gc, %gs, %grc, %gstack);
+	for my $r (@recs) {
+		my $gk = $gkey->($r);
+		$gc{$gk} += $r->{count};
+		$gs{$gk} += secs($r);
+		$grc{$gk}{$r->{reason}} += $r->{count};
+		my ($k, $u) = frames($r, $o{offsets});
+		my $sk = join("\n", $r->{reason}, join(';', @$k), join(';', @$u));
+		my $e = $gstack{$gk}{$sk} //= { reason => $r->{reason}, k => $k, u => $u,
+			count => 0, states => {}, who => {} };
+		$e->{count} += $r->{count};
+		$e->{states}{$r->{state}} = 1;
+		my $who = $o{by} eq 'thread' ? '' : $o{by} eq 'process'
+			? ($r->{tname} ne '-' ? $r->{tname} : '') : $plabel->($r);
+		$e->{who}{$who} += $r->{count} if $who ne '';
+	}
+	my @groups = sort { $gc{$b} <=> $gc{$a} || ($o{by} eq 'reason' ? rank($a) <=> rank($b) : 0) || $a cmp $b } keys %gc;
+
+	if ($o{by} ne 'reason') {
+		my $w = 7;
+		for (@groups) { $w = length if length > $w; }
+		$w = 48 if $w > 48;
+		$out .= "\nSamples by $o{by}:\n\n";
+		$out .= sprintf("  %-*s %10s %8s %10s  %s\n", $w, $o{by}, 'samples', 'percent', 'thread-s', 'reasons');
+		for my $gk (@groups) {
+			my $h = $grc{$gk};
+			my $rs = join(' ', map { tag($_) . ' ' . pct($h->{$_}, $gc{$gk}) }
+				sort { $h->{$b} <=> $h->{$a} || rank($a) <=> rank($b) || $a cmp $b } keys %$h);
+			$out .= sprintf("  %-*s %10d %8s %10.2f  %s\n", $w, $gk, $gc{$gk}, pct($gc{$gk}, $total), $gs{$gk}, $rs);
+		}
+	}
+
+	my @detail = $o{by} eq 'reason' ? @groups : @groups[0 .. ($#groups < $o{top} - 1 ? $#groups : $o{top} - 1)];
+	for my $gk (@detail) {
+		my $st = $gstack{$gk};
+		my @sk = sort { $st->{$b}{count} <=> $st->{$a}{count} || $a cmp $b } keys %$st;
+		my $n = @sk;
+		my $shown = $n < $o{top} ? $n : $o{top};
+		my $title = $o{by} eq 'reason' ? tag($gk) . " $gk" : $gk;
+		$out .= sprintf("\n%s: %d samples, %s of all; top %d of %d stack%s\n",
+			$title, $gc{$gk}, pct($gc{$gk}, $total), $shown, $n, $n == 1 ? '' : 's');
+		my $of = $o{by} eq 'reason' ? $gk : $o{by};
+		for my $key (@sk[0 .. $shown - 1]) {
+			my $e = $st->{$key};
+			$out .= sprintf("\n  %s %7s  %d samples  (%s of %s)  state %s\n",
+				tag($e->{reason}), pct($e->{count}, $total), $e->{count},
+				pct($e->{count}, $gc{$gk}), $of,
+				join('', sort keys %{$e->{states}}));
+			my $w = $e->{who};
+			my @w = sort { $w->{$b} <=> $w->{$a} || $a cmp $b } keys %$w;
+			if (@w) {
+				my $lbl = $o{by} eq 'process' ? 'threads' : 'processes';
+				my @show = @w > 3 ? @w[0 .. 2] : @w;
+				$out .= "      $lbl: " . join(', ', map { "$_ $w->{$_}" } @show)
+					. (@w > 3 ? sprintf(' (+%d more)', @w - 3) : '') . "\n";
+			}
+			$out .= "      $_\n" for @{$e->{k}};
+			if (@{$e->{u}}) {
+				$out .= "      --\n";
+				$out .= "      $_\n" for @{$e->{u}};
+			}
+		}
+	}
+	print $out;
+	return 0;
+}
+
+# ---------------------------------------------------------------- top
+
+# One refresh: what was counted between PREV and CUR (two reads of the live
+# stacks file).  Without --prev, or when the generation changed, CUR alone.
+sub cmd_top {
+	my @a = @_;
+	my %o = (top => 10, width => 0);
+	getopts(\@a, \%o, 'prev=s', 'top=i', 'width=i', 'interval=s', 'iteration=i');
+	fail(2, "internal: top needs one file") unless @a == 1;
+	my $cur = parse($a[0]);
+	fail(1, "no offsample stacks in $a[0]") unless @{$cur->{gens}};
+	my $cg = $cur->{gens}[0];
+	my $prev = defined $o{prev} && -s $o{prev} ? parse($o{prev}) : undef;
+	my $pg = $prev && @{$prev->{gens}} ? $prev->{gens}[0] : undef;
+	my $note = '';
+	my %base;
+	my $ticks = $cg->{ticks} // 0;
+	my $what;
+	if ($pg && ($pg->{generation} // '') eq ($cg->{generation} // '')) {
+		for my $r (@{$prev->{recs}}) {
+			my $k = $r->{line};
+			$k =~ s/^\d+\t//;
+			$base{$k} += $r->{count};
+		}
+		$ticks -= $pg->{ticks} // 0;
+		$what = sprintf('last %s s', $o{interval} // '?');
+	} elsif ($pg) {
+		$note = sprintf("generation changed (%s -> %s): samples before the drain or reset went to another reader\n",
+			$pg->{generation} // '?', $cg->{generation} // '?');
+		$what = sprintf('since generation start (%.1f s)', $cg->{duration} // 0);
+	} else {
+		$what = sprintf('since generation start (%.1f s)', $cg->{duration} // 0);
+	}
+	$ticks = 0 if $ticks < 0;
+	my (%delta, %rc, $total);
+	$total = 0;
+	for my $r (@{$cur->{recs}}) {
+		my $k = $r->{line};
+		$k =~ s/^\d+\t//;
+		my $c = $r->{count} - ($base{$k} // 0);
+		next if $c <= 0;
+		$delta{$k} += $c;
+		$rc{$r->{reason}} += $c;
+		$total += $c;
+	}
+	my %byk = map { my $k = $_->{line}; $k =~ s/^\d+\t//; ($k => $_) } @{$cur->{recs}};
+	my $out = '';
+	$out .= sprintf("offsample top - %s %s - generation %s - %s\n",
+		$cg->{hostname} // '-', $cg->{kernel} // '-', $cg->{generation} // '-',
+		utc($cg->{end}));
+	$out .= $note;
+	$out .= sprintf("%s: %d samples, %d ticks at %s Hz\n", $what, $total, $ticks, $cg->{hz} // '?');
+	my @rs = sort { $rc{$b} <=> $rc{$a} || rank($a) <=> rank($b) || $a cmp $b } keys %rc;
+	$out .= 'reasons: ' . (@rs ? join('  ', map { tag($_) . " $_ " . pct($rc{$_}, $total) } @rs) : '-') . "\n\n";
+	if (!$total) {
+		$out .= "  (no new samples)\n";
+	} else {
+		$out .= sprintf("  %7s %8s %-3s %-16s %s\n", 'percent', 'samples', '', 'process', 'stack (leaf first)');
+		my @ks = sort { $delta{$b} <=> $delta{$a} || $a cmp $b } keys %delta;
+		@ks = @ks[0 .. $o{top} - 1] if @ks > $o{top};
+		for my $k (@ks) {
+			my $r = $byk{$k};
+			my ($kf, $uf) = frames($r, 0);
+			my @f = @$kf;
+			shift @f while @f > 1 && $f[0] =~ /^(__schedule|schedule)\z/;
+			my $stack = join(' < ', @f, @$uf);
+			my $proc = $r->{comm} . ($r->{pid} ne '-' ? "[$r->{pid}]" : '');
+			$proc .= "/$r->{tname}" if $r->{tname} ne '-';
+			my $line = sprintf("  %7s %8d %-3s %-16s %s", pct($delta{$k}, $total), $delta{$k},
+				tag($r->{reason}), $proc, $stack);
+			$line = substr($line, 0, $o{width} - 1) if $o{width} > 1 && length($line) >= $o{width};
+			$out .= "$line\n";
+		}
+	}
+	print $out;
+	return 0;
+}
+
+# ---------------------------------------------------------------- record filter
+
+# Copy a drained file from stdin to stdout, adding "# name: value" header
+# lines (before "# columns:") and, with --pids, keeping only the records of
+# those processes (the samples and records header lines are recomputed).
+sub cmd_filter {
+	my @a = @_;
+	my %o;
+	getopts(\@a, \%o, 'pids=s', 'header=s@');
+	my %keep;
+	my $filter = defined $o{pids};
+	if ($filter) {
+		$keep{$_} = 1 for grep { /^\d+\z/ } split /[\s,]+/, $o{pids};
+	}
+	my (@hdr, @recs);
+	my %col;
+	@col{@V1} = (0 .. $#V1);
+	my ($nrec, $nsamp, $allrec, $allsamp) = (0, 0, 0, 0);
+	while (my $line = <STDIN>) {
+		if ($line =~ /^#/) {
+			if ($line =~ /^# columns:\s*(.*?)\s*$/) {
+				%col = ();
+				my @n = split /\s+/, $1;
+				for my $i (0 .. $#n) { $col{$n[$i]} //= $i; }
+			}
+			push @hdr, $line;
+			next;
+		}
+		my @f = split /\t/, $line;
+		my $c = $f[$col{count}] // '';
+		$allrec++;
+		$allsamp += $c if $c =~ /^\d+$/;
+		if ($filter) {
+			my $pid = $f[$col{pid} // 3] // '-';
+			next unless $keep{$pid};
+		}
+		$nrec++;
+		$nsamp += $c if $c =~ /^\d+$/;
+		push @recs, $line;
+	}
+	fail(1, "drain output is empty") unless @hdr && $hdr[0] =~ /^# offsample stacks v\d+/;
+	my @add = map { "# $_\n" } @{$o{header} // []};
+	if ($filter) {
+		push @add, "# unfiltered-samples: $allsamp\n", "# unfiltered-records: $allrec\n";
+		for (@hdr) {
+			s/^# samples: .*/# samples: $nsamp/;
+			s/^# records: .*/# records: $nrec/;
+		}
+	}
+	my $at = @hdr;
+	for my $i (1 .. $#hdr) {
+		if ($hdr[$i] =~ /^# columns:/) { $at = $i; last; }
+	}
+	splice @hdr, $at, 0, @add;
+	print @hdr, @recs or fail(1, "write error: " . lc "$!");
+	close STDOUT or fail(1, "write error: " . lc "$!");
+	return 0;
+}
+
+# ---------------------------------------------------------------- title
+
+sub cmd_title {
+	my @a = @_;
+	my %o;
+	getopts(\@a, \%o, 'subtitle');
+	my $d = parse(@a ? @a : '-');
+	fail(1, "no offsample stacks in input") unless @{$d->{gens}};
+	my $s = summary($d);
+	if ($o{subtitle}) {
+		printf "%d samples at %s Hz, %s to %s, offsample %s\n", $s->{samples}, $s->{hz},
+			utc($s->{start}), utc($s->{end}), $s->{version};
+	} else {
+		my $dur = $s->{duration};
+		my $ds = $dur >= 100 ? sprintf('%.0f s', $dur) : sprintf('%.1f s', $dur);
+		printf "Off-CPU time: %s, %s, %s\n", $s->{host}, $s->{kernel}, $ds;
+	}
+	return 0;
+}
+
+# ---------------------------------------------------------------- status
+
+sub cmd_status {
+	my @a = @_;
+	fail(2, "status: STATS and SYSDIR expected") unless @a == 2;
+	my ($stats, $sys) = @a;
+	open(my $fh, '<', $stats) or fail(1, "cannot read $stats: " . lc "$!");
+	my %st;
+	my @order;
+	while (<$fh>) {
+		next unless /^(\S+)\s+(.*?)\s*$/;
+		push @order, $1 unless exists $st{$1};
+		$st{$1} = $2;
+	}
+	close $fh;
+	fail(1, "$stats is empty or not offsample statistics") unless exists $st{version} || exists $st{ticks};
+	# Parameters: the usual ones first, then any other the module has.
+	my @pnames = qw(enabled hz key max_stacks max_depth kthreads user_stacks max_user_depth thread_cache cgroup);
+	if (opendir(my $dh, $sys)) {
+		my %known = map { $_ => 1 } @pnames;
+		push @pnames, sort grep { !/^\./ && !$known{$_} && -f "$sys/$_" } readdir $dh;
+		closedir $dh;
+	}
+	my %p;
+	for my $n (@pnames) {
+		if (open(my $ph, '<', "$sys/$n")) {
+			my $v = <$ph> // '';
+			chomp $v;
+			$p{$n} = $v;
+			close $ph;
+		}
+	}
+	my $g = sub { $st{$_[0]} // '-' };
+	my $num = sub { my $v = $st{$_[0]}; defined $v && $v =~ /^\d+\z/ ? $v : 0 };
+	my $out = '';
+	$out .= sprintf("module:      loaded, version %s, stacks format v%s\n", $g->('version'), $g->('format'));
+	my @pp = map { "$_=$p{$_}" } grep { exists $p{$_} } @pnames;
+	$out .= 'parameters:  ' . (@pp ? join(' ', @pp) : '(unreadable)') . "\n";
+	my $en = $p{enabled} // ($st{enabled} // '') ;
+	$out .= sprintf("sampling:    %s\n", $en =~ /^(Y|1)\z/ ? 'on, ' . ($p{hz} // $g->('hz')) . ' Hz' : 'off (enabled=N)');
+	$out .= sprintf("ticks:       %s (overrun %s), tick time avg %.3f ms, max %.3f ms\n",
+		$g->('ticks'), $g->('ticks_overrun'), $num->('tick_ns_avg') / 1e6, $num->('tick_ns_max') / 1e6);
+	my $samples = $num->('samples');
+	$out .= sprintf("samples:     %d since load\n", $samples);
+	my @rs;
+	for my $k (@order) {
+		next unless $k =~ /^samples_(.+)\z/;
+		my $r = $1;
+		push @rs, $r if $num->($k) > 0;
+	}
+	@rs = sort { $num->("samples_$b") <=> $num->("samples_$a") || rank($a) <=> rank($b) } @rs;
+	for my $r (@rs) {
+		$out .= sprintf("  %-14s %12d %8s\n", tag($r) . " $r", $num->("samples_$r"), pct($num->("samples_$r"), $samples));
+	}
+	$out .= sprintf("dropped:     %d (table full %d, out of memory %d)\n",
+		$num->('dropped'), $num->('dropped_table_full'), $num->('dropped_nomem'));
+	$out .= sprintf("generation:  %s: %d ticks, %d samples, %d records; drains %d, resets %d\n",
+		$g->('generation'), $num->('generation_ticks'), $num->('generation_samples'),
+		$num->('records'), $num->('drains'), $num->('resets'));
+	$out .= sprintf("stacks:      %d unique, table %d%% full (max_stacks %s)\n",
+		$num->('stacks_unique'), $num->('table_fill_pct'), $g->('max_stacks'));
+	$out .= sprintf("cpu share:   %.3f%% of one CPU (sampler CPU time %.3f s)\n",
+		$num->('cpu_share_ppm') / 1e4, $num->('sampler_cpu_ns') / 1e9);
+	my $mem = $num->('memory_bytes');
+	$out .= sprintf("memory:      %.1f MiB (%d bytes)\n", $mem / 1048576, $mem);
+	print $out;
+	return 0;
+}
+
+# ---------------------------------------------------------------- prune
+
+# prune DIR KEEP MAXAGE_DAYS: snapshot retention.  Only our own file names
+# are touched; 0 disables a limit.  Prints the removed files with -v.
+sub cmd_prune {
+	my @a = @_;
+	my %o;
+	getopts(\@a, \%o, 'verbose|v', 'protect=s');
+	fail(2, "prune: DIR KEEP MAXAGE expected") unless @a == 3;
+	my ($dir, $keep, $age) = @a;
+	opendir(my $dh, $dir) or fail(1, "cannot read $dir: " . lc "$!");
+	# Oldest first: by time stamp, generation, then modification time (a
+	# name taken by an earlier drain got a .N suffix).  --protect names
+	# the file just written, never removed.
+	my @snap = map { $_->[0] }
+		sort { $a->[1] cmp $b->[1] || $a->[2] <=> $b->[2] || $a->[4] <=> $b->[4] || $a->[3] <=> $b->[3] }
+		map { /^offsample-(\d{8}T\d{6}Z)-g(\d+)(?:\.(\d+))?\.stacks\z/
+			? [$_, $1, $2, $3 // 0, (lstat "$dir/$_")[9] // 0] : () }
+		readdir $dh;
+	closedir $dh;
+	my %rm;
+	if ($keep > 0) {
+		# The protected file is one of the KEEP newest, whatever its rank.
+		my $p = $o{protect} // '';
+		my $has = grep { $_ eq $p } @snap;
+		my @others = grep { $_ ne $p } @snap;
+		my $n = $keep - ($has ? 1 : 0);
+		$rm{$_} = 1 for @others[0 .. $#others - $n];
+	}
+	if ($age > 0) {
+		for my $f (@snap) {
+			my @s = lstat "$dir/$f" or next;
+			$rm{$f} = 1 if time - $s[9] > $age * 86400;
+		}
+	}
+	delete $rm{$o{protect}} if defined $o{protect};
+	my $err = 0;
+	for my $f (sort keys %rm) {
+		if (unlink "$dir/$f") {
+			print "removed $dir/$f\n" if $o{verbose};
+		} elsif (-e "$dir/$f") {
+			$err = "cannot remove $dir/$f: " . lc "$!";
+		}
+	}
+	fail(1, $err) if $err;
+	return 0;
+}
+
+# ---------------------------------------------------------------- header
+
+# hdr NAME FILE: value of one header line of the first generation.
+sub cmd_hdr {
+	my @a = @_;
+	fail(2, "hdr: NAME FILE expected") unless @a == 2;
+	open(my $fh, '<', $a[1]) or fail(1, "cannot read $a[1]: " . lc "$!");
+	while (<$fh>) {
+		last unless /^#/;
+		if (/^# \Q$a[0]\E: ?(.*?)\s*$/) { print "$1\n"; return 0; }
+	}
+	return 1;
+}
+
+my %CMD = (report => \&cmd_report, top => \&cmd_top, filter => \&cmd_filter,
+	title => \&cmd_title, status => \&cmd_status, prune => \&cmd_prune,
+	hdr => \&cmd_hdr);
+my $c = shift @ARGV // '';
+fail(2, "internal: unknown helper command \"$c\"") unless $CMD{$c};
+exit $CMD{$c}->(@ARGV);
