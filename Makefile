@@ -18,7 +18,7 @@ ifeq ($(origin KVER),file)
 KVER := $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"/\1/p' $(KDIR)/include/generated/utsrelease.h 2>/dev/null)
 endif
 endif
-BUILD := $(TOP)/build
+BUILD ?= $(TOP)/build
 MODSRC := $(wildcard $(TOP)/module/*.c $(TOP)/module/*.h) $(TOP)/module/Kbuild
 
 .PHONY: all module modules-all workload test test-host test-guest demo clean help
@@ -50,11 +50,20 @@ $(BUILD)/%/offsample.ko: $(MODSRC) $(TOP)/VERSION
 	$(MAKE) -C $$kdir M=$(BUILD)/$* modules W=1
 
 # The test workload: threads that wait in known ways (frame pointers kept).
-workload: $(BUILD)/offsample-workload
+workload: $(BUILD)/offsample-workload $(BUILD)/offsample-ustack $(BUILD)/offsample-ustack-nofp
 $(BUILD)/offsample-workload: $(TOP)/tests/workload/offsample-workload.c
 	@mkdir -p $(BUILD)
 	$(CC) -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 		-Wall -Wextra -Werror -pthread -o $@ $<
+
+# User-stack test program, with and without frame pointers.
+$(BUILD)/offsample-ustack: $(TOP)/tests/workload/offsample-ustack.c
+	@mkdir -p $(BUILD)
+	$(CC) -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
+		-fno-optimize-sibling-calls -Wall -Wextra -Werror -pthread -o $@ $<
+$(BUILD)/offsample-ustack-nofp: $(TOP)/tests/workload/offsample-ustack.c
+	@mkdir -p $(BUILD)
+	$(CC) -O2 -g -fomit-frame-pointer -Wall -Wextra -Werror -pthread -o $@ $<
 
 modules-all:
 	@set -e; for k in $$($(TOP)/tests/vm/kernels.sh); do \
@@ -71,6 +80,9 @@ test-guest:
 
 demo:
 	@$(TOP)/tests/vm/demo.sh
+
+# Packaging (DKMS, install/uninstall, .deb, kernel matrix, static checks).
+-include $(TOP)/mk/packaging.mk
 
 clean:
 	rm -rf $(BUILD)

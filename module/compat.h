@@ -48,6 +48,63 @@
 #define offs_task_frozen(t, state)	((void)(t), (state) & TASK_FROZEN)
 #endif
 
+/* Kernel workers that belong to a user process (io_uring 5.12, 6.4). */
+#ifdef PF_USER_WORKER
+#define OFFS_PF_USER_WORKERS	(PF_KTHREAD | PF_IO_WORKER | PF_USER_WORKER)
+#elif defined(PF_IO_WORKER)
+#define OFFS_PF_USER_WORKERS	(PF_KTHREAD | PF_IO_WORKER)
+#else
+#define OFFS_PF_USER_WORKERS	PF_KTHREAD
+#endif
+
+/*
+ * The path a user sees for a mapped file: since 6.8 a file mapped through
+ * overlayfs is a "backing file" whose f_path is the real (upper or lower)
+ * path, and file_user_path() gives the overlay path (/proc/PID/maps uses
+ * it).  Before, overlayfs put the user-visible path in f_path itself.
+ */
+#ifdef OFFS_HAVE_FILE_USER_PATH
+#define offs_file_user_path(f)	file_user_path(f)
+#else
+#define offs_file_user_path(f)	(&(f)->f_path)
+#endif
+
+/* inode_get_mtime() arrived with the 6.7 timestamp accessors. */
+#ifdef OFFS_HAVE_INODE_GET_MTIME
+#define offs_inode_mtime(inode)	inode_get_mtime(inode)
+#else
+#define offs_inode_mtime(inode)	((inode)->i_mtime)
+#endif
+
+/* 5.8 renamed use_mm(), probe_user_read() and wrapped mmap_sem. */
+#ifdef OFFS_HAVE_KTHREAD_USE_MM
+#define offs_use_mm(mm)			kthread_use_mm(mm)
+#define offs_unuse_mm(mm)		kthread_unuse_mm(mm)
+#else
+#include <linux/mmu_context.h>
+#define offs_use_mm(mm)			use_mm(mm)
+#define offs_unuse_mm(mm)		unuse_mm(mm)
+#endif
+#ifdef OFFS_HAVE_COPY_FROM_USER_NOFAULT
+#define offs_copy_from_user_nofault(d, s, n)	copy_from_user_nofault(d, s, n)
+#else
+#define offs_copy_from_user_nofault(d, s, n)	probe_user_read(d, s, n)
+#endif
+#ifdef OFFS_HAVE_MMAP_LOCK
+#define offs_mmap_read_trylock(mm)	mmap_read_trylock(mm)
+#define offs_mmap_read_unlock(mm)	mmap_read_unlock(mm)
+#else
+#define offs_mmap_read_trylock(mm)	down_read_trylock(&(mm)->mmap_sem)
+#define offs_mmap_read_unlock(mm)	up_read(&(mm)->mmap_sem)
+#endif
+
+/* sock_from_file() lost its error argument in 5.12. */
+#ifdef OFFS_HAVE_SOCK_FROM_FILE_1
+#define offs_sock_from_file(file)	sock_from_file(file)
+#else
+#define offs_sock_from_file(file)	({ int __err; sock_from_file(file, &__err); })
+#endif
+
 /* proc_ops replaced file_operations for /proc entries in 5.6. */
 #ifdef OFFS_HAVE_PROC_OPS
 #define OFFS_PROC_OPS			const struct proc_ops

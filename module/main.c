@@ -16,6 +16,7 @@
 #include "offsample.h"
 #include "table.h"
 #include "cache.h"
+#include "ustack.h"
 
 struct offs_stats offs_stats;
 
@@ -26,6 +27,8 @@ bool offs_enabled = true;
 bool offs_kthreads = true;
 unsigned int offs_key_fields;
 unsigned int offs_thread_cache = 65536;
+bool offs_user_stacks = true;
+unsigned int offs_max_user_depth = 32;
 
 #define OFFS_HZ_MAX		1000U
 #define OFFS_MAX_STACKS_MIN	16U
@@ -79,6 +82,27 @@ static int offs_set_max_depth(const char *val, const struct kernel_param *kp)
 	return 0;
 }
 
+static int offs_set_max_user_depth(const char *val,
+				   const struct kernel_param *kp)
+{
+	unsigned int v;
+
+	if (offs_parse_uint(val, 1, OFFS_MAX_DEPTH_LIMIT, &v))
+		return -EINVAL;
+	WRITE_ONCE(offs_max_user_depth, v);
+	return 0;
+}
+
+static int offs_set_cgroup(const char *val, const struct kernel_param *kp)
+{
+	return val ? offs_cgroup_set(val) : -EINVAL;
+}
+
+static int offs_get_cgroup(char *buf, const struct kernel_param *kp)
+{
+	return offs_cgroup_get_param(buf, PAGE_SIZE);
+}
+
 static int offs_set_thread_cache(const char *val, const struct kernel_param *kp)
 {
 	unsigned int v;
@@ -121,6 +145,7 @@ static const struct {
 	{ "pid", OFFS_KEY_PID },
 	{ "tid", OFFS_KEY_TID },
 	{ "tname", OFFS_KEY_TNAME },
+	{ "wobj", OFFS_KEY_WOBJ },
 };
 
 /* "comm", "comm,pid", "pid,tname" ... (comm is always part of the key). */
@@ -169,6 +194,14 @@ static const struct kernel_param_ops offs_max_depth_ops = {
 	.set = offs_set_max_depth, .get = param_get_uint,
 };
 
+static const struct kernel_param_ops offs_max_user_depth_ops = {
+	.set = offs_set_max_user_depth, .get = param_get_uint,
+};
+
+static const struct kernel_param_ops offs_cgroup_ops = {
+	.set = offs_set_cgroup, .get = offs_get_cgroup,
+};
+
 static const struct kernel_param_ops offs_thread_cache_ops = {
 	.set = offs_set_thread_cache, .get = param_get_uint,
 };
@@ -198,7 +231,13 @@ MODULE_PARM_DESC(thread_cache, "Threads remembered so that an unchanged thread i
 module_param_cb(kthreads, &offs_bool_ops, &offs_kthreads, 0644);
 MODULE_PARM_DESC(kthreads, "Also sample kernel threads (default 1)");
 module_param_cb(key, &offs_key_ops, &offs_key_fields, 0644);
-MODULE_PARM_DESC(key, "Aggregation key fields besides reason, state, comm and stack: comma list of pid, tid, tname (default \"comm\")");
+MODULE_PARM_DESC(key, "Extra aggregation key fields: comma list of pid, tid, tname, wobj (default \"comm\")");
+module_param_cb(user_stacks, &offs_bool_ops, &offs_user_stacks, 0644);
+MODULE_PARM_DESC(user_stacks, "Walk user stacks with frame pointers and map them to files (default 1)");
+module_param_cb(max_user_depth, &offs_max_user_depth_ops, &offs_max_user_depth, 0644);
+MODULE_PARM_DESC(max_user_depth, "User frames kept per stack, 1..128 (default 32)");
+module_param_cb(cgroup, &offs_cgroup_ops, NULL, 0644);
+MODULE_PARM_DESC(cgroup, "Sample only this cgroup v2 subtree, e.g. /system.slice/foo.service (default: everything)");
 
 static int __init offs_init(void)
 {
@@ -232,10 +271,12 @@ err_cache:
 	offs_tc_exit();
 err_table:
 	offs_table_exit();
+	offs_ustack_exit();
 err_symcache:
 	offs_symcache_exit();
 err_classify:
 	offs_classify_exit();
+	offs_cgroup_exit();
 	return err;
 }
 
@@ -246,6 +287,8 @@ static void __exit offs_exit(void)
 	offs_sampler_stop();
 	offs_tc_exit();
 	offs_table_exit();
+	offs_ustack_exit();
+	offs_cgroup_exit();
 	offs_symcache_exit();
 	offs_classify_exit();
 	pr_info("unloaded\n");

@@ -25,7 +25,7 @@
 #ifndef OFFS_VERSION
 #define OFFS_VERSION		"0.0.0-unknown"
 #endif
-#define OFFS_FORMAT_VERSION	1
+#define OFFS_FORMAT_VERSION	2
 
 /* Wait reasons, in output order.  New reasons are appended (e.g. cpu). */
 enum offs_reason {
@@ -68,7 +68,13 @@ struct offs_sample {
 	bool iowait;
 	bool kthread;
 	bool truncated;		/* more frames than max_depth */
+	bool user;		/* has user-mode registers (not a kernel worker) */
 	long syscall;		/* syscall number, -1 for exceptions/kthreads */
+	unsigned long args[6];	/* syscall arguments */
+	unsigned long uip;	/* user registers at kernel entry */
+	unsigned long usp;
+	unsigned long ubp;
+	u64 cgid;		/* cgroup v2 id */
 	unsigned long ncsw;	/* nvcsw + nivcsw when pinned */
 	unsigned int depth;
 	unsigned long *ips;	/* caller-provided, max_depth entries */
@@ -76,12 +82,16 @@ struct offs_sample {
 	pid_t tid;
 	char comm[TASK_COMM_LEN];	/* process (thread group leader) name */
 	char tname[TASK_COMM_LEN];	/* thread name */
+	/* Filled by the sampler for the table; references consumed by it. */
+	struct offs_ustack *ustack;
+	const char *wobj_str;
 };
 
 /* Fields optionally added to the aggregation key (parameter "key"). */
 #define OFFS_KEY_PID	BIT(0)
 #define OFFS_KEY_TID	BIT(1)
 #define OFFS_KEY_TNAME	BIT(2)
+#define OFFS_KEY_WOBJ	BIT(3)
 
 /* A hash-consed kernel stack, shared by every record that uses it. */
 struct offs_stack {
@@ -94,7 +104,10 @@ struct offs_stack {
 	unsigned long ips[];
 };
 
-/* One aggregated record: (reason, state, comm, [pid, tid, tname], stack). */
+/*
+ * One aggregated record: (reason, state, comm, kernel stack, user stack,
+ * system call, cgroup [, pid, tid, tname, wait object]).
+ */
 struct offs_rec {
 	struct hlist_node node;		/* generation hash chain */
 	struct list_head list;		/* generation insertion order */
@@ -106,6 +119,10 @@ struct offs_rec {
 	char comm[TASK_COMM_LEN];
 	char tname[TASK_COMM_LEN];	/* "" unless OFFS_KEY_TID/TNAME */
 	struct offs_stack *stack;	/* reference held */
+	struct offs_ustack *ustack;	/* reference held, or NULL */
+	struct offs_wobj *wobj;		/* reference held, or NULL */
+	long syscall;
+	u64 cgid;
 	u64 count;
 };
 
@@ -139,6 +156,8 @@ extern bool offs_enabled;
 extern bool offs_kthreads;
 extern unsigned int offs_key_fields;
 extern unsigned int offs_thread_cache;
+extern bool offs_user_stacks;
+extern unsigned int offs_max_user_depth;
 
 #define OFFS_MAX_DEPTH_LIMIT	128
 
@@ -173,6 +192,14 @@ struct offs_stats {
 	u64 cache_full;
 	u64 cache_entries;
 	u64 hit_ns_total;		/* time in cache-hit visits */
+	u64 cgroup_skipped;		/* threads outside the cgroup parameter */
+	u64 user_walks;
+	u64 user_frames;
+	u64 user_raced;			/* walks discarded: the thread ran */
+	u64 user_trylock_failed;
+	u64 user_dropped;		/* user stacks not stored (bound) */
+	u64 user_ns_total;
+	u64 wobj_dropped;
 	u64 full_ns_total;		/* time in full-capture visits */
 	atomic64_t sym_lookups;
 	atomic64_t sym_hits;
@@ -193,6 +220,19 @@ static inline void offs_stat_add(u64 *counter, u64 n)
 }
 
 #define OFFS_STAT_ADD(field, n)	offs_stat_add(&offs_stats.field, (n))
+
+struct offs_ustack;
+struct offs_wobj;
+
+/* cgroup.c */
+u64 offs_task_cgid(struct task_struct *t);
+int offs_cgroup_set(const char *path);
+int offs_cgroup_get_param(char *buf, size_t len);
+struct cgroup *offs_cgroup_target_get(void);
+void offs_cgroup_target_put(struct cgroup *cg);
+bool offs_task_in_cgroup(struct task_struct *t, struct cgroup *cg);
+int offs_cgroup_path(u64 id, char *buf, size_t len);
+void offs_cgroup_exit(void);
 
 /* pin.c */
 enum offs_pin offs_pin_capture(struct task_struct *t, struct offs_sample *s,

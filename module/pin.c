@@ -52,15 +52,26 @@ static char offs_state_char(struct task_struct *t, unsigned int state,
 	return '?';
 }
 
-static long offs_syscall_of(struct task_struct *t)
+/*
+ * User registers saved at kernel entry; stable while the task is pinned.
+ * Kernel workers of a user process (io_uring, vhost) have an mm but no
+ * user context.
+ */
+static void offs_user_regs(struct task_struct *t, struct offs_sample *s)
 {
 	struct pt_regs *regs = task_pt_regs(t);
-	long nr = syscall_get_nr(t, regs);
 
+	s->user = !(READ_ONCE(t->flags) & OFFS_PF_USER_WORKERS);
+	if (!s->user)
+		return;
+	s->syscall = syscall_get_nr(t, regs);
 	/* Only the native x86-64 table is interpreted; see classify.c. */
-	if (nr >= 0 && syscall_get_arch(t) != AUDIT_ARCH_X86_64)
-		return -2;
-	return nr;
+	if (s->syscall >= 0 && syscall_get_arch(t) != AUDIT_ARCH_X86_64)
+		s->syscall = -2;
+	syscall_get_arguments(t, regs, s->args);
+	s->uip = regs->ip;
+	s->usp = regs->sp;
+	s->ubp = regs->bp;
 }
 
 enum offs_pin offs_pin_capture(struct task_struct *t, struct offs_sample *s,
@@ -73,6 +84,7 @@ enum offs_pin offs_pin_capture(struct task_struct *t, struct offs_sample *s,
 
 	s->depth = 0;
 	s->truncated = false;
+	s->user = false;
 	s->syscall = -1;
 	s->iowait = false;
 	s->state_ch = '?';
@@ -115,7 +127,7 @@ enum offs_pin offs_pin_capture(struct task_struct *t, struct offs_sample *s,
 	s->state_ch = offs_state_char(t, state, pin);
 	s->depth = offs_unwind_kernel(t, s->ips, max_depth, &s->truncated);
 	if (!s->kthread)
-		s->syscall = offs_syscall_of(t);
+		offs_user_regs(t, s);
 
 	if (pin == OFFS_PIN_RUNQ) {
 		/* Did it run while we walked its stack? */

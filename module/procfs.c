@@ -23,9 +23,13 @@
 #include <linux/ktime.h>
 #include <linux/string.h>
 #include <linux/kallsyms.h>
+#include <linux/hash.h>
+#include <linux/kdev_t.h>
 
 #include "offsample.h"
 #include "table.h"
+#include "ustack.h"
+#include "wobj.h"
 
 #define OFFS_PROC_DIR	"offsample"
 
@@ -61,13 +65,108 @@ static void offs_seq_key_fields(struct seq_file *m, unsigned int fields)
 		seq_puts(m, ",tid");
 	if (fields & OFFS_KEY_TNAME)
 		seq_puts(m, ",tname");
+	if (fields & OFFS_KEY_WOBJ)
+		seq_puts(m, ",wobj");
+}
+
+/* Bytes that would break the line format in a path are escaped too. */
+static void offs_seq_path(struct seq_file *m, const char *s, size_t len)
+{
+	offs_seq_escaped(m, s, len);
+}
+
+/* "# file:" line: the identity of a mapped file as it was when sampled. */
+static void offs_seq_file_line(struct seq_file *m, const struct offs_upath *p)
+{
+	seq_printf(m, "# file: dev=%u:%u ino=%llu size=%lld mtime=%lld.%09ld path=",
+		   MAJOR(p->dev), MINOR(p->dev), p->ino, (long long)p->size,
+		   (long long)p->mtime.tv_sec, p->mtime.tv_nsec);
+	offs_seq_path(m, p->path, p->len);
+	seq_putc(m, '\n');
+}
+
+static void offs_seq_ustack(struct seq_file *m, const struct offs_ustack *us)
+{
+	static const char * const kinds[] = {
+		[OFFS_UF_ANON] = "[anon]", [OFFS_UF_HEAP] = "[heap]",
+		[OFFS_UF_STACK] = "[stack]", [OFFS_UF_VDSO] = "[vdso]",
+		[OFFS_UF_UNMAPPED] = "[unmapped]", [OFFS_UF_BUSY] = "[busy]",
+	};
+	const struct offs_uframe *f;
+	unsigned int i;
+
+	if (!us) {
+		seq_putc(m, '-');
+		return;
+	}
+	for (i = 0; i < us->depth; i++) {
+		f = &us->frames[i];
+		if (i)
+			seq_putc(m, ';');
+		if (f->kind == OFFS_UF_FILE)
+			offs_seq_path(m, f->path->path, f->path->len);
+		else
+			seq_puts(m, kinds[f->kind]);
+		seq_printf(m, "+0x%lx", f->off);
+	}
+	if (us->raced)
+		seq_puts(m, ";[raced]");
+	if (us->truncated)
+		seq_puts(m, ";[truncated]");
 }
 
 /* ---- stacks and drain ---- */
 
+/* A set of pointers: which mapped files the header has described. */
+struct offs_ptrset {
+	const void **slots;
+	unsigned int size;	/* power of two, or 0 */
+	unsigned int used;
+};
+
+static bool offs_ptrset_grow(struct offs_ptrset *set)
+{
+	unsigned int n = set->size ? set->size * 2 : 64, i, j;
+	const void **slots;
+
+	slots = kvcalloc(n, sizeof(*slots), GFP_KERNEL);
+	if (!slots)
+		return false;
+	for (i = 0; i < set->size; i++) {
+		if (!set->slots[i])
+			continue;
+		for (j = hash_ptr(set->slots[i], 32) & (n - 1); slots[j];
+		     j = (j + 1) & (n - 1))
+			;
+		slots[j] = set->slots[i];
+	}
+	kvfree(set->slots);
+	set->slots = slots;
+	set->size = n;
+	return true;
+}
+
+/* True if p was not in the set (it is now). */
+static bool offs_ptrset_add(struct offs_ptrset *set, const void *p)
+{
+	unsigned int i, mask;
+
+	if (set->used * 2 >= set->size && !offs_ptrset_grow(set))
+		return true;	/* out of memory: better twice than never */
+	mask = set->size - 1;
+	for (i = hash_ptr(p, 32) & mask; set->slots[i]; i = (i + 1) & mask)
+		if (set->slots[i] == p)
+			return false;
+	set->slots[i] = p;
+	set->used++;
+	return true;
+}
+
 struct offs_stacks_priv {
 	struct offs_gen_iter it;
 	bool drain;
+	struct offs_ptrset files;
+	struct seq_file *m;		/* for offs_header_files() */
 	char sym[KSYM_SYMBOL_LEN];
 };
 
@@ -90,6 +189,20 @@ static void *offs_stacks_next(struct seq_file *m, void *v, loff_t *pos)
 
 static void offs_stacks_stop(struct seq_file *m, void *v)
 {
+}
+
+/* offs_table_lock held: describe the files rec's user stack points into. */
+static void offs_header_files(struct offs_rec *rec, void *arg)
+{
+	struct offs_stacks_priv *p = arg;
+	const struct offs_upath *up;
+	unsigned int i;
+
+	for (i = 0; rec->ustack && i < rec->ustack->depth; i++) {
+		up = rec->ustack->frames[i].path;
+		if (up && offs_ptrset_add(&p->files, up))
+			offs_seq_file_line(p->m, up);
+	}
 }
 
 static void offs_stacks_header(struct seq_file *m, struct offs_stacks_priv *p)
@@ -123,7 +236,13 @@ static void offs_stacks_header(struct seq_file *m, struct offs_stacks_priv *p)
 	seq_puts(m, "# key: ");
 	offs_seq_key_fields(m, READ_ONCE(offs_key_fields));
 	seq_putc(m, '\n');
-	seq_puts(m, "# columns: count reason state pid tid comm tname kstack\n");
+	seq_puts(m, "# columns: count reason state pid tid comm tname kstack ustack wobj cgroup\n");
+	/* The same set each time the header is printed (seq_file retries). */
+	p->files.used = 0;
+	if (p->files.size)
+		memset(p->files.slots, 0, p->files.size * sizeof(*p->files.slots));
+	p->m = m;
+	offs_gen_each_rec(p->it.gen, offs_header_files, p);
 }
 
 static int offs_stacks_show(struct seq_file *m, void *v)
@@ -137,9 +256,10 @@ static int offs_stacks_show(struct seq_file *m, void *v)
 		offs_stacks_header(m, p);
 		return 0;
 	}
-	/* rec and its stack are immutable and kept alive by our gen ref. */
+	/* rec and its stacks are immutable and kept alive by our gen ref. */
 	rec = p->it.rec;
 	st = rec->stack;
+
 	seq_printf(m, "%llu\t%s\t%c\t", p->it.count,
 		   offs_reason_names[rec->reason], rec->state_ch);
 	if (rec->tgid)
@@ -167,6 +287,18 @@ static int offs_stacks_show(struct seq_file *m, void *v)
 		seq_puts(m, "[unknown]");
 	if (st->truncated)
 		seq_puts(m, ";[truncated]");
+	seq_putc(m, '\t');
+	offs_seq_ustack(m, rec->ustack);
+	seq_putc(m, '\t');
+	if (rec->wobj)
+		offs_seq_escaped(m, rec->wobj->str, rec->wobj->len);
+	else if (offs_syscall_name(rec->syscall))
+		seq_puts(m, offs_syscall_name(rec->syscall));
+	else
+		seq_putc(m, '-');
+	seq_putc(m, '\t');
+	offs_cgroup_path(rec->cgid, p->sym, sizeof(p->sym));
+	offs_seq_escaped(m, p->sym, sizeof(p->sym));
 	seq_putc(m, '\n');
 	return 0;
 }
@@ -216,6 +348,7 @@ static int offs_stacks_release(struct inode *inode, struct file *file)
 	struct offs_stacks_priv *p = m->private;
 
 	offs_gen_put(p->it.gen);
+	kvfree(p->files.slots);
 	return seq_release_private(inode, file);
 }
 
@@ -442,6 +575,15 @@ static int offs_stats_show(struct seq_file *m, void *v)
 	OFFS_SHOW("cache_entries", READ_ONCE(st->cache_entries));
 	OFFS_SHOW("cache_full", READ_ONCE(st->cache_full));
 	OFFS_SHOW("thread_cache", READ_ONCE(offs_thread_cache));
+	OFFS_SHOW("cgroup_skipped", READ_ONCE(st->cgroup_skipped));
+	OFFS_SHOW("user_walks", READ_ONCE(st->user_walks));
+	OFFS_SHOW("user_frames", READ_ONCE(st->user_frames));
+	OFFS_SHOW("user_raced", READ_ONCE(st->user_raced));
+	OFFS_SHOW("user_trylock_failed", READ_ONCE(st->user_trylock_failed));
+	OFFS_SHOW("user_dropped", READ_ONCE(st->user_dropped));
+	OFFS_SHOW("user_ns_total", READ_ONCE(st->user_ns_total));
+	OFFS_SHOW("user_stacks_unique", offs_ustack_count());
+	OFFS_SHOW("wobj_dropped", READ_ONCE(st->wobj_dropped));
 	OFFS_SHOW("cpu_share_ppm", cpu_ppm);
 	OFFS_SHOW("sampler_cpu_ns", offs_sampler_cpu_ns());
 	OFFS_SHOW("snapshot_grow", READ_ONCE(st->snapshot_grow));

@@ -25,6 +25,8 @@
 #include "offsample.h"
 #include "table.h"
 #include "cache.h"
+#include "ustack.h"
+#include "wobj.h"
 
 static struct task_struct *offs_sampler_task;
 static DECLARE_WAIT_QUEUE_HEAD(offs_sampler_wq);
@@ -34,6 +36,7 @@ static bool offs_kicked;
 static struct task_struct **offs_snap;
 static unsigned int offs_snap_cap;
 static unsigned long offs_ips[OFFS_MAX_DEPTH_LIMIT];
+static char offs_wobj_buf[512];
 
 #define OFFS_SNAP_MIN	1024U
 
@@ -97,8 +100,11 @@ static void offs_visit(struct task_struct *t, unsigned int max_depth)
 	enum offs_pin pin;
 	int attempt;
 
+	s.cgid = offs_task_cgid(t);
+	s.ustack = NULL;
+	s.wobj_str = NULL;
 	if (ent && offs_tc_unchanged(t, ent)) {
-		/* Has not run since its last sample: same stack, same reason. */
+		/* Has not run since its last sample: same stacks, same reason. */
 		offs_sample_names(t, &s);
 		offs_table_record_again(&s, offs_tc_hit(ent));
 		OFFS_STAT_ADD(cache_hits, 1);
@@ -131,6 +137,12 @@ static void offs_visit(struct task_struct *t, unsigned int max_depth)
 		if (!s.depth)
 			OFFS_STAT_ADD(empty_stacks, 1);
 		offs_sample_names(t, &s);
+		if (s.user && READ_ONCE(offs_user_stacks))
+			s.ustack = offs_ustack_capture(t, &s);
+		if (s.user && (READ_ONCE(offs_key_fields) & OFFS_KEY_WOBJ) &&
+		    offs_wobj_describe(t, &s, offs_wobj_buf,
+				       sizeof(offs_wobj_buf)))
+			s.wobj_str = offs_wobj_buf;
 		/* Run-queue waiters change all the time: not cached. */
 		if (ent && pin == OFFS_PIN_BLOCKED) {
 			offs_table_record(&s, offs_tc_hit(ent));
@@ -150,6 +162,7 @@ static void offs_visit(struct task_struct *t, unsigned int max_depth)
 static void offs_tick(void)
 {
 	unsigned int n, i, max_depth;
+	struct cgroup *target;
 	bool kthreads;
 	u64 t0, dt;
 
@@ -158,6 +171,7 @@ static void offs_tick(void)
 			  (unsigned int)OFFS_MAX_DEPTH_LIMIT);
 	kthreads = READ_ONCE(offs_kthreads);
 
+	target = offs_cgroup_target_get();
 	offs_table_tick_begin();
 	offs_tc_tick_begin();
 	n = offs_snapshot();
@@ -166,6 +180,8 @@ static void offs_tick(void)
 
 		if (!kthreads && (READ_ONCE(t->flags) & PF_KTHREAD)) {
 			OFFS_STAT_ADD(kthreads_skipped, 1);
+		} else if (target && !offs_task_in_cgroup(t, target)) {
+			OFFS_STAT_ADD(cgroup_skipped, 1);
 		} else {
 			OFFS_STAT_ADD(threads_visited, 1);
 			offs_visit(t, max_depth);
@@ -174,8 +190,11 @@ static void offs_tick(void)
 		if ((i & 63) == 63)
 			cond_resched();
 	}
+	offs_ustack_session_end();
+	offs_root_leave();
 	offs_tc_sweep(false);
 	offs_table_tick_end();
+	offs_cgroup_target_put(target);
 
 	dt = ktime_get_ns() - t0;
 	OFFS_STAT_ADD(ticks, 1);
@@ -188,6 +207,10 @@ static void offs_tick(void)
 static int offs_sampler_fn(void *unused)
 {
 	u64 next = ktime_get_ns(), now, period;
+
+	/* Paths are resolved from each process's root: see ustack.c. */
+	if (offs_root_init())
+		pr_warn_once("offsample: no private fs_struct; paths are resolved from the initial root\n");
 
 	while (!kthread_should_stop()) {
 		if (!READ_ONCE(offs_enabled)) {
@@ -218,6 +241,7 @@ static int offs_sampler_fn(void *unused)
 			next = ktime_get_ns();
 		}
 	}
+	offs_root_exit();
 	return 0;
 }
 

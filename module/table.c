@@ -30,6 +30,8 @@
 
 #include "offsample.h"
 #include "table.h"
+#include "ustack.h"
+#include "wobj.h"
 
 /* Stack store, current generation pointer and its contents. */
 DEFINE_MUTEX(offs_table_lock);
@@ -106,6 +108,20 @@ static struct offs_stack *offs_stack_get(const struct offs_sample *s, u32 hash)
 	return st;
 }
 
+static void offs_stack_put(struct offs_stack *st);
+
+/* Drop the references a record or a cache entry holds. */
+static void offs_rec_put_refs(struct offs_stack *st, struct offs_ustack *us,
+			      struct offs_wobj *w)
+{
+	if (st)
+		offs_stack_put(st);
+	if (us)
+		offs_ustack_put(us);
+	if (w)
+		offs_wobj_put(w);
+}
+
 static void offs_stack_put(struct offs_stack *st)
 {
 	lockdep_assert_held(&offs_table_lock);
@@ -154,7 +170,7 @@ static void offs_gen_release(struct kref *ref)
 	/* Callers of offs_gen_put() never hold offs_table_lock. */
 	mutex_lock(&offs_table_lock);
 	list_for_each_entry_safe(rec, tmp, &gen->recs, list) {
-		offs_stack_put(rec->stack);
+		offs_rec_put_refs(rec->stack, rec->ustack, rec->wobj);
 		kmem_cache_free(offs_rec_cache, rec);
 	}
 	mutex_unlock(&offs_table_lock);
@@ -214,6 +230,10 @@ struct offs_gen *offs_table_swap(bool keep)
 
 struct offs_key {
 	struct offs_stack *stack;
+	struct offs_ustack *ustack;
+	struct offs_wobj *wobj;
+	long syscall;
+	u64 cgid;
 	pid_t tgid;
 	pid_t tid;
 	u8 reason;
@@ -232,6 +252,8 @@ static void offs_key_fill_state(struct offs_key *k, const struct offs_sample *s,
 	k->stack = st;
 	k->reason = reason;
 	k->state_ch = state_ch;
+	k->syscall = s->syscall;
+	k->cgid = s->cgid;
 	memcpy(k->comm, s->comm, TASK_COMM_LEN);
 	if (fields & (OFFS_KEY_PID | OFFS_KEY_TID))
 		k->tgid = s->tgid;
@@ -242,20 +264,28 @@ static void offs_key_fill_state(struct offs_key *k, const struct offs_sample *s,
 }
 
 static void offs_key_fill(struct offs_key *k, const struct offs_sample *s,
-			  struct offs_stack *st, enum offs_reason reason)
+			  struct offs_stack *st, enum offs_reason reason,
+			  struct offs_wobj *w)
 {
 	offs_key_fill_state(k, s, st, reason, s->state_ch);
+	k->ustack = s->ustack;
+	k->wobj = w;
 }
 
 static void offs_key_fill_hit(struct offs_key *k, const struct offs_sample *s,
 			      const struct offs_hit *hit)
 {
 	offs_key_fill_state(k, s, hit->stack, hit->reason, hit->state_ch);
+	k->ustack = hit->ustack;
+	k->wobj = hit->wobj;
+	k->syscall = hit->syscall;
 }
 
 static bool offs_rec_match(const struct offs_rec *r, const struct offs_key *k)
 {
-	return r->stack == k->stack && r->reason == k->reason &&
+	return r->stack == k->stack && r->ustack == k->ustack &&
+	       r->wobj == k->wobj && r->syscall == k->syscall &&
+	       r->cgid == k->cgid && r->reason == k->reason &&
 	       r->state_ch == k->state_ch && r->tgid == k->tgid &&
 	       r->tid == k->tid && !memcmp(r->comm, k->comm, TASK_COMM_LEN) &&
 	       !memcmp(r->tname, k->tname, TASK_COMM_LEN);
@@ -309,6 +339,14 @@ static struct offs_rec *offs_gen_count(const struct offs_key *key)
 	memcpy(rec->tname, key->tname, TASK_COMM_LEN);
 	rec->stack = key->stack;
 	rec->stack->refs++;
+	rec->ustack = key->ustack;
+	if (rec->ustack)
+		offs_ustack_get(rec->ustack);
+	rec->wobj = key->wobj;
+	if (rec->wobj)
+		offs_wobj_get(rec->wobj);
+	rec->syscall = key->syscall;
+	rec->cgid = key->cgid;
 	rec->count = 0;
 	hlist_add_head(&rec->node, head);
 	list_add_tail(&rec->list, &gen->recs);
@@ -326,12 +364,18 @@ counted:
 static void offs_hit_set(struct offs_hit *hit, struct offs_stack *st,
 			 struct offs_rec *rec, const struct offs_key *key)
 {
-	if (hit->stack != st) {
-		if (hit->stack)
-			offs_stack_put(hit->stack);
-		st->refs++;
-		hit->stack = st;
-	}
+	/* Take the new references before dropping the old ones. */
+	st->refs++;
+	if (key->ustack)
+		offs_ustack_get(key->ustack);
+	if (key->wobj)
+		offs_wobj_get(key->wobj);
+	offs_rec_put_refs(hit->stack, hit->ustack, hit->wobj);
+	hit->stack = st;
+	hit->ustack = key->ustack;
+	hit->wobj = key->wobj;
+	hit->syscall = key->syscall;
+	hit->cgid = key->cgid;
 	hit->rec = rec;
 	hit->gen_seq = offs_cur->seq;
 	hit->reason = key->reason;
@@ -349,6 +393,7 @@ enum offs_reason offs_table_record(const struct offs_sample *s,
 				   struct offs_hit *hit)
 {
 	struct offs_frames_info info;
+	struct offs_wobj *w = NULL;
 	struct offs_stack *st;
 	enum offs_reason reason;
 	struct offs_rec *rec;
@@ -358,27 +403,33 @@ enum offs_reason offs_table_record(const struct offs_sample *s,
 	shash = offs_stack_hash(s->ips, s->depth, s->truncated);
 
 	mutex_lock(&offs_table_lock);
+	if (s->wobj_str) {
+		w = offs_wobj_intern(s->wobj_str);
+		if (!w)
+			OFFS_STAT_ADD(wobj_dropped, 1);
+	}
 	st = offs_stack_get(s, shash);
 	if (IS_ERR(st)) {
 		/* Not stored: classify from the frames directly. */
 		offs_frames_info(s->ips, s->depth, &info);
 		reason = offs_reason_of(s, &info);
 		offs_drop(offs_cur, reason, PTR_ERR(st));
-		if (hit && hit->stack) {
+		if (hit) {
 			/* Nothing to reuse next time. */
-			offs_stack_put(hit->stack);
-			hit->stack = NULL;
-			hit->rec = NULL;
+			offs_rec_put_refs(hit->stack, hit->ustack, hit->wobj);
+			memset(hit, 0, sizeof(*hit));
 		}
 		goto out;
 	}
 	reason = offs_reason_of(s, &st->info);
-	offs_key_fill(&key, s, st, reason);
+	offs_key_fill(&key, s, st, reason, w);
 	rec = offs_gen_count(&key);
 	if (hit)
 		offs_hit_set(hit, st, rec, &key);
 	offs_stack_put(st);		/* the record and hit hold their own */
 out:
+	/* The caller's references on the user stack and wait object. */
+	offs_rec_put_refs(NULL, s->ustack, w);
 	OFFS_STAT_ADD(offcpu, 1);
 	mutex_unlock(&offs_table_lock);
 	return reason;
@@ -399,6 +450,7 @@ void offs_table_record_again(const struct offs_sample *s, struct offs_hit *hit)
 	OFFS_STAT_ADD(offcpu, 1);
 	if (rec && hit->gen_seq == offs_cur->seq &&
 	    hit->key_fields == READ_ONCE(offs_key_fields) &&
+	    hit->cgid == s->cgid &&
 	    !memcmp(rec->comm, s->comm, TASK_COMM_LEN) &&
 	    (!rec->tname[0] || !memcmp(rec->tname, s->tname, TASK_COMM_LEN))) {
 		rec->count++;
@@ -420,10 +472,9 @@ void offs_table_hit_release(struct offs_hit *hit)
 	if (!hit->stack)
 		return;
 	mutex_lock(&offs_table_lock);
-	offs_stack_put(hit->stack);
+	offs_rec_put_refs(hit->stack, hit->ustack, hit->wobj);
 	mutex_unlock(&offs_table_lock);
-	hit->stack = NULL;
-	hit->rec = NULL;
+	memset(hit, 0, sizeof(*hit));
 }
 
 void offs_table_tick_begin(void)
@@ -479,6 +530,18 @@ bool offs_gen_iter_seek(struct offs_gen_iter *it, loff_t pos)
 	it->count = it->rec->count;
 	mutex_unlock(&offs_table_lock);
 	return true;
+}
+
+/* Call fn on every record of gen, under offs_table_lock (fn must not sleep long). */
+void offs_gen_each_rec(struct offs_gen *gen,
+		       void (*fn)(struct offs_rec *rec, void *arg), void *arg)
+{
+	struct offs_rec *rec;
+
+	mutex_lock(&offs_table_lock);
+	list_for_each_entry(rec, &gen->recs, list)
+		fn(rec, arg);
+	mutex_unlock(&offs_table_lock);
 }
 
 /* Consistent copy of a generation's header figures. */

@@ -15,6 +15,10 @@ void offs_table_exit(void);
  */
 struct offs_hit {
 	struct offs_stack *stack;	/* reference held, or NULL */
+	struct offs_ustack *ustack;	/* reference held, or NULL */
+	struct offs_wobj *wobj;		/* reference held, or NULL */
+	long syscall;
+	u64 cgid;
 	struct offs_rec *rec;		/* valid while gen_seq is current */
 	u64 gen_seq;
 	unsigned int key_fields;
@@ -43,6 +47,8 @@ struct offs_gen_iter {
 };
 
 bool offs_gen_iter_seek(struct offs_gen_iter *it, loff_t pos);
+void offs_gen_each_rec(struct offs_gen *gen,
+		       void (*fn)(struct offs_rec *rec, void *arg), void *arg);
 
 struct offs_gen_summary {
 	u64 seq;

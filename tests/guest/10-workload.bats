@@ -16,14 +16,7 @@ SECS=8
 setup_file() {
 	load lib
 	# Disk I/O that reliably waits: dm-delay adds 500 ms to every read.
-	modprobe loop
-	modprobe dm-delay
-	truncate -s 16M /tmp/osw-disk.img
-	LO=$(losetup -f --show /tmp/osw-disk.img)
-	echo "0 $(blockdev --getsz "$LO") delay $LO 0 500" | dmsetup create osw-slow
-	udevadm settle 2>/dev/null || true
-	[ -b /dev/mapper/osw-slow ]
-	echo "$LO" > "$BATS_FILE_TMPDIR/loopdev"
+	slow_disk_setup osw-slow
 
 	offs_load hz=19
 	workload_start -n $N --dio /dev/mapper/osw-slow all
@@ -51,9 +44,7 @@ teardown_file() {
 	load lib
 	workload_stop
 	offs_unload
-	dmsetup remove osw-slow 2>/dev/null || true
-	[ -f "$BATS_FILE_TMPDIR/loopdev" ] && losetup -d "$(cat "$BATS_FILE_TMPDIR/loopdev")"
-	rm -f /tmp/osw-disk.img
+	slow_disk_teardown osw-slow
 }
 
 D() { echo "$BATS_FILE_TMPDIR/drain.txt"; }
@@ -79,7 +70,7 @@ check_scenario() {
 @test "drain header: format, ticks at hz, samples equal the sum of counts" {
 	f=$(D)
 	run -0 head -n1 "$f"
-	assert_output "# offsample stacks v1"
+	assert_output "# offsample stacks v2"
 	assert_equal "$(hdr_get source "$f")" drain
 	assert_equal "$(hdr_get hz "$f")" 19
 	assert_equal "$(hdr_get samples "$f")" "$(sum_counts "$f")"

@@ -81,3 +81,27 @@ dmesg_clean() {
 		return 1
 	fi
 }
+
+# slow_disk_setup NAME: a block device whose reads take 500 ms (dm-delay
+# over a loop device on a tmpfs file).  Prints the /dev/mapper path.
+slow_disk_setup() {
+	local name=$1 lo
+	modprobe loop
+	modprobe dm-delay
+	truncate -s 16M "/tmp/$name.img"
+	lo=$(losetup -f --show "/tmp/$name.img")
+	echo "$lo" > "/tmp/$name.loop"
+	echo "0 $(blockdev --getsz "$lo") delay $lo 0 500" | dmsetup create "$name"
+	udevadm settle 2>/dev/null || true
+	[ -b "/dev/mapper/$name" ]
+	echo "/dev/mapper/$name"
+}
+
+slow_disk_teardown() {
+	local name=$1
+	dmsetup remove "$name" 2>/dev/null || true
+	if [ -f "/tmp/$name.loop" ]; then
+		losetup -d "$(cat "/tmp/$name.loop")" 2>/dev/null || true
+	fi
+	rm -f "/tmp/$name.img" "/tmp/$name.loop"
+}

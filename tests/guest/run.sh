@@ -17,7 +17,12 @@ if [ ! -f "$ko" ]; then
 	echo "not ok 1 module built for $(uname -r) ($ko missing)" >> "$out/guest.tap"
 	exit 1
 fi
-bats --tap --print-output-on-failure tests/guest/ > "$out/guest.tap" 2> "$out/guest.stderr"
+# bats in a session of its own: whatever a failed test left running is
+# killed afterwards, so it cannot hold the console and keep the guest up.
+setsid bats --tap --print-output-on-failure tests/guest/ > "$out/guest.tap" 2> "$out/guest.stderr" &
+bats_pid=$!
+wait $bats_pid
 rc=$?
+kill -KILL -- -$bats_pid 2>/dev/null
 dmesg > "$out/dmesg.txt"
 exit $rc

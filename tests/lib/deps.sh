@@ -20,7 +20,7 @@ need_group() {
 			linux-image-amd64 linux-image-6.12-amd64) ;;
 	test)
 		want_apt+=(bats bats-assert bats-support libxml2-utils dmsetup
-			util-linux procps) ;;
+			util-linux procps binutils libc6-dbg) ;;
 	browser)
 		want_apt+=(chromium nodejs npm) ;;
 	bench)
@@ -29,6 +29,15 @@ need_group() {
 		want_apt+=(linux-image-6.12-rt-amd64 linux-headers-6.12-rt-amd64) ;;
 	all)
 		need_group build; need_group vm; need_group test ;;
+	# --- packaging (mk/packaging.mk, packaging/): install, deb, check, matrix
+	dkms)
+		want_apt+=(dkms make gcc kmod openssl xz-utils dwarves) ;;
+	deb)
+		want_apt+=(debhelper dh-dkms dpkg-dev) ;;
+	check)
+		want_apt+=(sparse perl xz-utils) ;;
+	packaging)
+		need_group dkms; need_group deb; need_group check ;;
 	*)
 		echo "deps.sh: unknown group '$1'" >&2; exit 2 ;;
 	esac

@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * wobj.c - what a thread blocked in a system call is waiting on.
+ *
+ * "futex(0x7f3a1c0008c0)", "pread64(/var/lib/db/data.bin)",
+ * "recvfrom(tcp 10.0.0.1:5432->10.0.0.2:40112)", "read(pipe:[4711])",
+ * "epoll_wait(anon_inode:[eventpoll])", "wait4(pid 812)".
+ *
+ * Built by the sampler kthread for each full capture when the key includes
+ * wobj, and interned (refcounted strings under offs_table_lock) so records
+ * can be keyed on them.  The descriptor table is looked up with
+ * iterate_fd() under task_lock(), the way /proc/PID/fdinfo readers do;
+ * both are sleeping locks on PREEMPT_RT, which is fine in a kthread.
+ */
+#include <linux/sched.h>
+#include <linux/sched/task.h>
+#include <linux/fdtable.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/net.h>
+#include <linux/slab.h>
+#include <linux/jhash.h>
+#include <linux/string.h>
+#include <net/sock.h>
+#include <asm/unistd.h>
+
+#include "offsample.h"
+#include "table.h"
+#include "wobj.h"
+#include "ustack.h"
+
+static const char * const offs_syscall_names[] = {
+#include "syscalls.h"
+};
+
+/* Name of an x86-64 system call, or NULL. */
+const char *offs_syscall_name(long nr)
+{
+	if (nr < 0 || nr >= (long)ARRAY_SIZE(offs_syscall_names))
+		return NULL;
+	return offs_syscall_names[nr];
+}
+
+/* Which argument of a system call is the file descriptor waited on. */
+static int offs_fd_arg(long nr)
+{
+	switch (nr) {
+	case __NR_read: case __NR_write: case __NR_pread64:
+	case __NR_pwrite64: case __NR_readv: case __NR_writev:
+	case __NR_preadv: case __NR_pwritev: case __NR_preadv2:
+	case __NR_pwritev2: case __NR_recvfrom: case __NR_recvmsg:
+	case __NR_recvmmsg: case __NR_sendto: case __NR_sendmsg:
+	case __NR_sendmmsg: case __NR_accept: case __NR_accept4:
+	case __NR_connect: case __NR_fsync: case __NR_fdatasync:
+	case __NR_sync_file_range: case __NR_ioctl: case __NR_flock:
+	case __NR_fcntl: case __NR_epoll_wait: case __NR_epoll_pwait:
+#ifdef __NR_epoll_pwait2
+	case __NR_epoll_pwait2:
+#endif
+	case __NR_io_uring_enter: case __NR_splice: case __NR_getdents64:
+	case __NR_fallocate: case __NR_ftruncate:
+		return 0;
+	case __NR_sendfile:
+		return 1;	/* in_fd: what is being read */
+	default:
+		return -1;
+	}
+}
+
+static bool offs_is_futex(long nr)
+{
+#ifdef __NR_futex_waitv
+	if (nr == __NR_futex_waitv)
+		return true;
+#endif
+	return nr == __NR_futex;
+}
+
+struct offs_fd_ctx {
+	unsigned int fd;
+	char *buf;
+	size_t len;
+	bool found;
+};
+
+static void offs_describe_sock(struct file *file, struct offs_fd_ctx *c)
+{
+	struct socket *sock = offs_sock_from_file(file);
+	struct sock *sk = sock ? sock->sk : NULL;
+	const char *proto;
+
+	if (!sk) {
+		snprintf(c->buf, c->len, "socket");
+		return;
+	}
+	switch (sk->sk_protocol) {
+	case IPPROTO_TCP:
+		proto = "tcp";
+		break;
+	case IPPROTO_UDP:
+		proto = "udp";
+		break;
+	default:
+		proto = sk->sk_type == SOCK_STREAM ? "stream" : "dgram";
+		break;
+	}
+	switch (sk->sk_family) {
+	case AF_INET:
+		if (sk->sk_state == TCP_LISTEN)
+			snprintf(c->buf, c->len, "%s %pI4:%u listen", proto,
+				 &sk->sk_rcv_saddr, sk->sk_num);
+		else if (!sk->sk_daddr && !sk->sk_dport)
+			snprintf(c->buf, c->len, "%s %pI4:%u", proto,
+				 &sk->sk_rcv_saddr, sk->sk_num);
+		else
+			snprintf(c->buf, c->len, "%s %pI4:%u->%pI4:%u", proto,
+				 &sk->sk_rcv_saddr, sk->sk_num, &sk->sk_daddr,
+				 ntohs(sk->sk_dport));
+		break;
+#if IS_ENABLED(CONFIG_IPV6)
+	case AF_INET6:
+		if (sk->sk_state == TCP_LISTEN)
+			snprintf(c->buf, c->len, "%s6 [%pI6c]:%u listen", proto,
+				 &sk->sk_v6_rcv_saddr, sk->sk_num);
+		else
+			snprintf(c->buf, c->len, "%s6 [%pI6c]:%u->[%pI6c]:%u",
+				 proto, &sk->sk_v6_rcv_saddr, sk->sk_num,
+				 &sk->sk_v6_daddr, ntohs(sk->sk_dport));
+		break;
+#endif
+	case AF_UNIX:
+		snprintf(c->buf, c->len, "unix %s", proto);
+		break;
+	case AF_NETLINK:
+		snprintf(c->buf, c->len, "netlink");
+		break;
+	default:
+		snprintf(c->buf, c->len, "socket family %u", sk->sk_family);
+		break;
+	}
+}
+
+/* iterate_fd() callback, under files->file_lock: no sleeping. */
+static int offs_fd_cb(const void *arg, struct file *file, unsigned int fd)
+{
+	struct offs_fd_ctx *c = (struct offs_fd_ctx *)arg;
+	char *p;
+
+	if (fd != c->fd)
+		return 1;	/* the descriptor is not open: stop */
+	c->found = true;
+	if (S_ISSOCK(file_inode(file)->i_mode)) {
+		offs_describe_sock(file, c);
+		return 1;
+	}
+	/* Files, FIFOs, "pipe:[N]", "anon_inode:[eventfd]" ... */
+	p = d_path(&file->f_path, c->buf, c->len);
+	if (IS_ERR(p))
+		snprintf(c->buf, c->len, "?");
+	else
+		memmove(c->buf, p, strlen(p) + 1);
+	return 1;
+}
+
+static bool offs_describe_fd(struct task_struct *t, unsigned int fd,
+			     char *buf, size_t len)
+{
+	struct offs_fd_ctx c = { .fd = fd, .buf = buf, .len = len };
+
+	offs_root_enter(t);	/* paths as t sees them */
+	task_lock(t);
+	if (t->files)
+		iterate_fd(t->files, fd, offs_fd_cb, &c);
+	task_unlock(t);
+	return c.found;
+}
+
+/*
+ * Describe what s (a user thread in a system call) waits on into buf.
+ * Returns false if there is nothing to say (not in a system call).
+ */
+bool offs_wobj_describe(struct task_struct *t, const struct offs_sample *s,
+			char *buf, size_t len)
+{
+	const char *name = offs_syscall_name(s->syscall);
+	char obj[256];
+	int arg;
+
+	if (!name)
+		return false;
+	arg = offs_fd_arg(s->syscall);
+	if (arg >= 0) {
+		if (!offs_describe_fd(t, (unsigned int)s->args[arg], obj,
+				      sizeof(obj)))
+			snprintf(obj, sizeof(obj), "fd %lu", s->args[arg]);
+		snprintf(buf, len, "%s(%s)", name, obj);
+	} else if (offs_is_futex(s->syscall)) {
+		snprintf(buf, len, "%s(0x%lx)", name, s->args[0]);
+	} else if (s->syscall == __NR_wait4 || s->syscall == __NR_waitid) {
+		snprintf(buf, len, "%s(pid %ld)", name,
+			 (long)(s->syscall == __NR_wait4 ? s->args[0] : s->args[1]));
+	} else {
+		snprintf(buf, len, "%s", name);
+	}
+	return true;
+}
+
+/* ---- interned strings (offs_table_lock held) ---- */
+
+#define OFFS_WBUCKETS	1024
+
+static struct hlist_head offs_wobj_buckets[OFFS_WBUCKETS];
+static unsigned int offs_nwobjs;
+
+struct offs_wobj *offs_wobj_intern(const char *str)
+{
+	size_t len = strlen(str);
+	struct hlist_head *head;
+	struct offs_wobj *w;
+	u32 hash;
+
+	lockdep_assert_held(&offs_table_lock);
+	hash = jhash(str, len, 0);
+	head = &offs_wobj_buckets[hash % OFFS_WBUCKETS];
+	hlist_for_each_entry(w, head, node) {
+		if (w->hash == hash && w->len == len && !memcmp(w->str, str, len)) {
+			w->refs++;
+			return w;
+		}
+	}
+	if (offs_nwobjs >= READ_ONCE(offs_max_stacks))
+		return NULL;
+	w = kmalloc(sizeof(*w) + len + 1, GFP_KERNEL | __GFP_NOWARN);
+	if (!w)
+		return NULL;
+	w->hash = hash;
+	w->refs = 1;
+	w->len = len;
+	memcpy(w->str, str, len + 1);
+	hlist_add_head(&w->node, head);
+	offs_nwobjs++;
+	atomic64_add(sizeof(*w) + len + 1, &offs_stats.mem_bytes);
+	return w;
+}
+
+void offs_wobj_get(struct offs_wobj *w)
+{
+	lockdep_assert_held(&offs_table_lock);
+	w->refs++;
+}
+
+void offs_wobj_put(struct offs_wobj *w)
+{
+	lockdep_assert_held(&offs_table_lock);
+	if (--w->refs)
+		return;
+	hlist_del(&w->node);
+	offs_nwobjs--;
+	atomic64_sub(sizeof(*w) + w->len + 1, &offs_stats.mem_bytes);
+	kfree(w);
+}

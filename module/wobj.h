@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef OFFS_WOBJ_H
+#define OFFS_WOBJ_H
+
+#include <linux/types.h>
+#include <linux/list.h>
+
+#include "offsample.h"
+
+/* An interned wait-object description, e.g. "pread64(/var/lib/x.db)". */
+struct offs_wobj {
+	struct hlist_node node;
+	u32 hash;
+	unsigned int refs;	/* under offs_table_lock */
+	unsigned int len;
+	char str[];
+};
+
+const char *offs_syscall_name(long nr);
+bool offs_wobj_describe(struct task_struct *t, const struct offs_sample *s,
+			char *buf, size_t len);
+struct offs_wobj *offs_wobj_intern(const char *str);
+void offs_wobj_get(struct offs_wobj *w);
+void offs_wobj_put(struct offs_wobj *w);
+
+#endif /* OFFS_WOBJ_H */

@@ -1,0 +1,175 @@
+#!/usr/bin/env bats
+# User stacks, wait objects and cgroups (docs/FORMAT.md v2), with the
+# test program tests/workload/offsample-ustack.c: threads blocked in
+# do_pread/worker_io (io), take_lock/worker_lock (lock), do_recv/worker_net
+# (net) and do_sleep/main_wait/main (sleep), built with and without frame
+# pointers.  Symbolization is done by tools/offsample-symbolize, after the
+# process has exited.
+
+load lib
+
+SYM=$TOP/tools/offsample-symbolize
+
+setup_file() {
+	load lib
+	slow_disk_setup osw-slow2 > "$BATS_FILE_TMPDIR/dev"
+	offs_load hz=19 key=wobj
+}
+
+teardown_file() {
+	load lib
+	pkill -x osw-ustack || true
+	offs_unload
+	slow_disk_teardown osw-slow2
+	rmdir /sys/fs/cgroup/osw-cg 2>/dev/null || true
+}
+
+# run_ustack BINARY: start it, wait for "ready", sample 3 s, drain to
+# $BATS_TEST_TMPDIR/d, stop it.  Sets US_PID US_FUTEX US_PORT.
+run_ustack() {
+	local out=$BATS_TEST_TMPDIR/us.out line i
+	"$1" "$(cat "$BATS_FILE_TMPDIR/dev")" > "$out" 2>&1 3>&- &
+	US_PID=$!
+	for i in $(seq 1 300); do
+		line=$(grep '^ready ' "$out" || true)
+		[ -n "$line" ] && break
+		sleep 0.1
+	done
+	[ -n "$line" ] || { cat "$out"; return 1; }
+	US_FUTEX=$(echo "$line" | sed 's/.*futex=\(0x[0-9a-f]*\).*/\1/')
+	US_PORT=$(echo "$line" | sed 's/.*port=\([0-9]*\).*/\1/')
+	sleep 1
+	cat $P/drain > /dev/null
+	sleep 3
+	cat $P/drain > "$BATS_TEST_TMPDIR/d"
+	"$SYM" < "$BATS_TEST_TMPDIR/d" > "$BATS_TEST_TMPDIR/live"
+	kill "$US_PID"
+	wait "$US_PID" || true
+}
+
+# field NAME FILE: the column index of NAME from the "# columns:" line.
+col() {
+	awk -v n="$1" '/^# columns: / { for (i = 3; i <= NF; i++) if ($i == n) { print i - 2; exit } }' "$2"
+}
+
+# The ustack of the osw-ustack record with a given reason that has the
+# most samples; fails unless that record has at least 95% of the reason's
+# samples (a steady-state thread has one stack).
+ustack_of() {
+	local f=$1 reason=$2 us
+	us=$(col ustack "$f")
+	awk -F'\t' -v r="$reason" -v u="$us" '!/^#/ && $6 == "osw-ustack" && $2 == r {
+		t += $1; if ($1 > best) { best = $1; s = $u } }
+		END { if (!t || best * 100 < t * 95) { print "no dominant " r " record" > "/dev/stderr"; exit 1 } print s }' "$f"
+}
+
+@test "frame pointers: raw user frames are file offsets in the program" {
+	run_ustack "$TOP/build/offsample-ustack"
+	f=$BATS_TEST_TMPDIR/d
+	assert_equal "$(col ustack "$f")" 9
+	run -0 ustack_of "$f" io
+	assert_output --regexp "^$TOP/build/offsample-ustack\\+0x[0-9a-f]+;$TOP/build/offsample-ustack\\+0x[0-9a-f]+;"
+	run -0 grep -c "^# file: dev=[0-9]*:[0-9]* ino=[0-9]* size=$(stat -c %s "$TOP/build/offsample-ustack") mtime=[0-9]*\\.[0-9]* path=$TOP/build/offsample-ustack\$" "$f"
+	assert_output 1
+}
+
+@test "frame pointers: each call chain appears in full under its reason after the process exited" {
+	run_ustack "$TOP/build/offsample-ustack"
+	"$SYM" < "$BATS_TEST_TMPDIR/d" > "$BATS_TEST_TMPDIR/after"
+	f=$BATS_TEST_TMPDIR/after
+	run -0 ustack_of "$f" io
+	assert_output --regexp '^do_pread\+0x[0-9a-f]+ \(offsample-ustack\);worker_io\+0x[0-9a-f]+ \(offsample-ustack\);start_thread'
+	run -0 ustack_of "$f" lock
+	assert_output --regexp '^take_lock\+0x[0-9a-f]+ \(offsample-ustack\);worker_lock\+'
+	run -0 ustack_of "$f" net
+	assert_output --regexp '^do_recv\+0x[0-9a-f]+ \(offsample-ustack\);worker_net\+'
+	run -0 ustack_of "$f" sleep
+	assert_output --regexp '^do_sleep\+0x[0-9a-f]+ \(offsample-ustack\);main_wait\+0x[0-9a-f]+ \(offsample-ustack\);main\+'
+	# Symbolizing while the process ran and after it exited agree.
+	run -0 diff "$BATS_TEST_TMPDIR/live" "$BATS_TEST_TMPDIR/after"
+}
+
+@test "wait objects: the file read, the futex address, the socket" {
+	run_ustack "$TOP/build/offsample-ustack"
+	f=$BATS_TEST_TMPDIR/d
+	w=$(col wobj "$f")
+	dev=$(readlink -f "$(cat "$BATS_FILE_TMPDIR/dev")")
+	run -0 awk -F'\t' -v w="$w" '!/^#/ && $6 == "osw-ustack" { print $2, $w }' "$f"
+	assert_line "io pread64($dev)"
+	assert_line "lock futex($US_FUTEX)"
+	assert_line "net recvfrom(udp 127.0.0.1:$US_PORT)"
+	assert_line "sleep nanosleep"
+}
+
+@test "without frame pointers: the leaf frame and the system call" {
+	run_ustack "$TOP/build/offsample-ustack-nofp"
+	"$SYM" < "$BATS_TEST_TMPDIR/d" > "$BATS_TEST_TMPDIR/after"
+	f=$BATS_TEST_TMPDIR/after
+	for pair in io:do_pread lock:take_lock net:do_recv sleep:do_sleep; do
+		run -0 ustack_of "$f" "${pair%%:*}"
+		assert_output --regexp "^${pair#*:}\\+0x[0-9a-f]+ \\(offsample-ustack-nofp\\)"
+	done
+	w=$(col wobj "$BATS_TEST_TMPDIR/d")
+	run -0 awk -F'\t' -v w="$w" '!/^#/ && $6 == "osw-ustack" { print $2, $w }' "$BATS_TEST_TMPDIR/d"
+	assert_line --regexp '^io pread64\('
+	assert_line --regexp '^lock futex\(0x'
+}
+
+@test "a file replaced since the recording is reported, not misnamed" {
+	cp "$TOP/build/offsample-ustack" /tmp/osw-replace
+	run_ustack /tmp/osw-replace
+	# Replace the binary (new inode, other size) after the recording.
+	cp /bin/true /tmp/osw-replace
+	"$SYM" < "$BATS_TEST_TMPDIR/d" > "$BATS_TEST_TMPDIR/after"
+	run -0 ustack_of "$BATS_TEST_TMPDIR/after" io
+	assert_output --regexp '^/tmp/osw-replace\+0x[0-9a-f]+ \(replaced\)'
+	refute_output --partial do_pread
+	rm -f /tmp/osw-replace
+}
+
+@test "cgroup: records carry the cgroup path, and cgroup= restricts sampling" {
+	mkdir -p /sys/fs/cgroup/osw-cg
+	"$TOP/build/offsample-ustack" "$(cat "$BATS_FILE_TMPDIR/dev")" > "$BATS_TEST_TMPDIR/out" 3>&- &
+	pid=$!
+	sleep 1
+	echo "$pid" > /sys/fs/cgroup/osw-cg/cgroup.procs
+	cg=$(col cgroup "$P/stacks")
+	cat $P/drain > /dev/null
+	sleep 1
+	cat $P/drain > "$BATS_TEST_TMPDIR/all"
+	run -0 awk -F'\t' -v c="$cg" '!/^#/ && $6 == "osw-ustack" { n++; if ($c != "/osw-cg") bad++ } END { exit !n || bad }' "$BATS_TEST_TMPDIR/all"
+	echo /osw-cg > $PARAM/cgroup
+	assert_equal "$(cat $PARAM/cgroup)" /osw-cg
+	s0=$(stat_get cgroup_skipped)
+	cat $P/drain > /dev/null
+	sleep 1
+	cat $P/drain > "$BATS_TEST_TMPDIR/only"
+	echo "" > $PARAM/cgroup
+	kill "$pid"; wait "$pid" || true
+	[ "$(stat_get cgroup_skipped)" -gt "$s0" ]
+	# Only the cgroup's threads were sampled, all four of them.
+	run -0 awk -F'\t' -v c="$cg" '!/^#/ { n++; if ($6 != "osw-ustack" || $c != "/osw-cg") { print; bad++ } } END { exit !n || bad }' "$BATS_TEST_TMPDIR/only"
+	# Four threads blocked all the time but for the O_DIRECT reader's
+	# short runs between reads: 98..100% of ticks * 4.
+	ticks=$(hdr_get ticks "$BATS_TEST_TMPDIR/only")
+	got=$(sum_counts "$BATS_TEST_TMPDIR/only")
+	[ "$got" -le $((ticks * 4)) ]
+	[ $((got * 100)) -ge $((ticks * 4 * 98)) ]
+	run ! bash -c "echo /no/such/cgroup > $PARAM/cgroup"
+	assert_equal "$(cat $PARAM/cgroup)" ""
+}
+
+@test "threads that exit or exec while being walked cause no error beyond counted discards" {
+	echo 199 > $PARAM/hz
+	end=$((SECONDS + 6))
+	( while [ $SECONDS -lt $end ]; do
+		"$OFFS_WORKLOAD" -n 20 --duration 1 sleep pipe >/dev/null 2>&1 &
+		for i in 1 2 3 4 5 6 7 8; do /bin/true; sh -c 'exec sleep 0.01'; done
+		wait
+	  done ) 3>&-
+	echo 19 > $PARAM/hz
+	[ "$(stat_get user_walks)" -gt 0 ]
+	[ "$(stat_get exiting)" -ge 0 ]
+	cat $P/stacks > /dev/null
+	dmesg_clean
+}
