@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # The tools against the real module: record a workload, render and report
 # it, snapshots partition the samples, parameters are restored, -p keeps
-# one process, status says when the module is gone.
+# one process, -c one cgroup, user frames of a test program are named in
+# a flame graph after it exited, status says when the module is gone.
 
 load lib
 
@@ -30,6 +31,15 @@ teardown_file() {
 setup() {
 	REC=$BATS_FILE_TMPDIR/rec.stacks
 	T=$BATS_TEST_TMPDIR
+	US_PID=
+}
+
+teardown() {
+	if [ -n "${US_PID:-}" ]; then
+		kill "$US_PID" 2>/dev/null || true
+		wait "$US_PID" 2>/dev/null || true
+	fi
+	slow_disk_teardown osw-slow50
 }
 
 @test "record -d 5 -o FILE: a drain of the workload, with our header, no warning" {
@@ -105,6 +115,10 @@ setup() {
 	assert_line --regexp '^  \[Z\] sleep +[0-9]+'
 	assert_line --regexp '^cpu share: +[0-9.]+% of one CPU'
 	assert_line --regexp '^memory: +[0-9.]+ MiB'
+	# The v2 parameters.
+	assert_line --regexp '^parameters: .* user_stacks=Y max_user_depth=[0-9]+ .*cgroup=""'
+	assert_line --regexp '^user stacks: on, up to [0-9]+ frames; [0-9]+ walks, [0-9]+ raced, [0-9]+ busy'
+	assert_line 'cgroup:      all (no cgroup filter)'
 }
 
 @test "snapshot DIR twice: two files, consecutive generations, partitioned samples" {
@@ -189,6 +203,60 @@ setup() {
 	# module restricts sampling; without it, records are kept by pid).
 	assert_equal "$(sum_counts "$T/c.stacks" '$6 != "osw-pipe"')" 0
 	[ "$(sum_counts "$T/c.stacks" '$2 == "ipc"')" -gt 0 ]
+	# The cgroup column says so too.
+	assert_equal "$(awk -F'\t' '!/^#/ { print $11 }' "$T/c.stacks" | sort -u)" /osw-tools
+	# A group that does not exist: one clear line, nothing changed.
+	run --separate-stderr "$OFFS" record -d 1 -c osw-no-such-group -o "$T/none.stacks"
+	assert_failure 1
+	assert_output ""
+	assert_regex "$stderr" '^offsample record: no such cgroup: /osw-no-such-group \(.*\)$'
+	assert_equal "$(cat $PARAM/key; cat $PARAM/cgroup)" "$before"
+	[ ! -e "$T/none.stacks" ] || false
+}
+
+@test "flamegraph of offsample-ustack, recorded then rendered after it exited: named user functions" {
+	local dev out=$T/us.out i line
+	dev=$(slow_disk_setup osw-slow50)
+	"$TOP/build/offsample-ustack" "$dev" > "$out" 2>&1 3>&- &
+	US_PID=$!
+	for i in $(seq 1 300); do
+		line=$(grep '^ready ' "$out" || true)
+		[ -n "$line" ] && break
+		sleep 0.1
+	done
+	[ -n "$line" ] || { cat "$out"; return 1; }
+	sleep 1
+	run --separate-stderr "$OFFS" record -d 3 -p "$US_PID" -o "$T/us.stacks"
+	assert_success
+	assert_equal "$stderr" ""
+	kill "$US_PID"
+	wait "$US_PID" || true
+	US_PID=
+	cp "$T/us.stacks" "$ARTIFACTS/tools-ustack-$KREL.stacks" 2>/dev/null || true
+	# Raw in the file: file + offset frames (their "# file:" identity
+	# lines are checked by 55-user.bats).
+	run -0 grep -c "	$TOP/build/offsample-ustack+0x[0-9a-f]*;" "$T/us.stacks"
+	# Named in the flame graph, made after the process exited.
+	run --separate-stderr "$OFFS" flamegraph -o "$T/us.svg" "$T/us.stacks"
+	assert_success
+	assert_equal "$stderr" ""
+	cp "$T/us.svg" "$ARTIFACTS/tools-ustack-$KREL.svg" 2>/dev/null || true
+	run -0 xmllint --noout "$T/us.svg"
+	local f
+	for f in do_pread worker_io take_lock worker_lock io lock osw-ustack; do
+		grep -q "data-n=\"$f\"" "$T/us.svg" || { echo "no frame $f"; return 1; }
+	done
+	# Callers above callees, user frames between the process and the kernel.
+	run -0 "$OFFS" collapse "$T/us.stacks"
+	assert_line --regexp '^io;osw-ustack;(.*;)?worker_io;do_pread;entry_SYSCALL_64_after_hwframe;.*;__schedule [0-9]+$'
+	assert_line --regexp '^lock;osw-ustack;(.*;)?worker_lock;take_lock;entry_SYSCALL_64_after_hwframe;.*;__schedule [0-9]+$'
+	# The report: the system calls, user frames after "--".
+	run -0 "$OFFS" report "$T/us.stacks"
+	assert_line --regexp '^      wobj: .*pread64 [0-9]+'
+	assert_line --regexp '^      do_pread \(offsample-ustack\)$'
+	assert_line --regexp '^      worker_lock \(offsample-ustack\)$'
+	run -0 "$OFFS" report --by wobj "$T/us.stacks"
+	assert_line --regexp '^  futex +[0-9]+ +[0-9.]+% +[0-9.]+  \[L\]'
 }
 
 @test "top -n 2: the second refresh shows the samples of the interval" {

@@ -106,6 +106,28 @@ as_nobody() {
 	assert_line "sampling:    off (enabled=N)"
 }
 
+@test "status: v2 parameters: user stacks, max_user_depth, key with wobj, cgroup filter" {
+	echo Y > "$FS/enabled"; echo comm,wobj > "$FS/key"
+	echo Y > "$FS/user_stacks"; echo 32 > "$FS/max_user_depth"; echo > "$FS/cgroup"
+	printf '%-24s %s\n' user_walks 5000 user_raced 12 user_trylock_failed 3 cgroup_skipped 0 >> "$FP/stats"
+	run --separate-stderr "$OFFS" status
+	assert_success
+	assert_equal "$stderr" ""
+	assert_line 'parameters:  enabled=Y hz=9 key=comm,wobj max_stacks=8192 max_depth=48 kthreads=Y user_stacks=Y max_user_depth=32 cgroup=""'
+	assert_line "user stacks: on, up to 32 frames; 5000 walks, 12 raced, 3 busy (mmap lock held)"
+	assert_line "cgroup:      all (no cgroup filter)"
+	echo N > "$FS/user_stacks"; echo /system.slice/db.service > "$FS/cgroup"
+	sed -i 's/^cgroup_skipped .*/cgroup_skipped           777/' "$FP/stats"
+	run -0 "$OFFS" status
+	assert_line "user stacks: off (user_stacks=N); 5000 walks, 12 raced, 3 busy (mmap lock held)"
+	assert_line "cgroup:      only /system.slice/db.service (777 visits of other threads skipped)"
+	# An older module without them: no such lines.
+	rm "$FS/user_stacks" "$FS/max_user_depth" "$FS/cgroup"
+	run -0 "$OFFS" status
+	refute_line --partial "user stacks:"
+	refute_line --partial "cgroup:"
+}
+
 @test "status: module not loaded: exit 1, says so in one line" {
 	OFFSAMPLE_PROC=$T/absent run --separate-stderr "$OFFS" status
 	assert_failure 1
@@ -257,9 +279,90 @@ EOF
 	assert_line "  [L] lock               1000   50.00%     100.00"
 	run -0 "$OFFS" report "$V2"
 	assert_line "      --"
-	assert_line "      std::mutex::lock()"
+	assert_line "      std::mutex::lock() (cxxapp)"
 	assert_line "      [anon]+0x7f3a1c000000"
 	assert_line "      [raced]"
+	run -0 "$OFFS" report --offsets "$V2"
+	assert_line "      std::mutex::lock()+0x9 (cxxapp)"
+}
+
+@test "report: v2 wobj and cgroup per stack (exact); --by cgroup, --by wobj" {
+	run --separate-stderr "$OFFS" report "$V2S"
+	assert_success
+	assert_equal "$stderr" ""
+	assert_line "# wobj: the system call or object waited on (key=wobj); cgroup: cgroup v2 path"
+	assert_line "# symbolized: offsample-symbolize on $(uname -n)"
+	run -0 grep -A 20 '^\[L\] lock: ' <<< "$output"
+	assert_output - <<'EOF'
+[L] lock: 60 samples, 60.00% of all; top 1 of 1 stack
+
+  [L]  60.00%  60 samples  (100.00% of lock)  state S
+      processes: app[100] 60
+      wobj: futex(0x5581a0c0) 60
+      cgroup: /system.slice/app.service 60
+      __schedule
+      schedule
+      futex_wait_queue
+      futex_wait
+      do_futex
+      __x64_sys_futex
+      do_syscall_64
+      entry_SYSCALL_64_after_hwframe
+      --
+      __lll_lock_wait (libc.so.6)
+      pthread_mutex_lock (libc.so.6)
+      cache_get (app)
+      worker_main (app)
+      start_thread (libc.so.6)
+      clone3 (libc.so.6)
+EOF
+	run -0 "$OFFS" report "$V2S"
+	assert_line "      wobj: clock_nanosleep 10, - 3"
+	assert_line "      wobj: pread64(/var/lib/app/a\\x3bb.db) 25"
+	assert_line "      /opt/offsample-fixture/bin/app+0x2a05 (missing)"
+	assert_line "      /usr/bin/env+0x4b21 (replaced)"
+	# The kernel thread has no wait object: no wobj line, its cgroup "/".
+	run -0 grep -A 3 '^  \[D\] \+[0-9.]\+%' <<< "$output"
+	assert_line --index 2 "      cgroup: / 2"
+	assert_line --index 3 "      __schedule"
+	# v1 data: no such lines.
+	run -0 "$OFFS" report "$SMALL"
+	refute_output --partial "wobj"
+	refute_output --partial "cgroup:"
+
+	run -0 "$OFFS" report --by cgroup "$V2S"
+	assert_output --partial "$(cat <<'EOF'
+Samples by cgroup:
+
+  cgroup                        samples  percent   thread-s  reasons
+  /system.slice/app.service          85   85.00%       8.50  [L] 70.59% [I] 29.41%
+  /system.slice/cron.service         13   13.00%       1.30  [Z] 100.00%
+  /                                   2    2.00%       0.20  [D] 100.00%
+EOF
+)"
+	assert_line "/system.slice/app.service: 85 samples, 85.00% of all; top 2 of 2 stacks"
+	assert_line "  [L]  60.00%  60 samples  (70.59% of cgroup)  state S"
+	run -0 "$OFFS" report --by wobj --top 1 "$V2S"
+	assert_output --partial "$(cat <<'EOF'
+Samples by wobj:
+
+  wobj                               samples  percent   thread-s  reasons
+  futex(0x5581a0c0)                       60   60.00%       6.00  [L] 100.00%
+  pread64(/var/lib/app/a\x3bb.db)         25   25.00%       2.50  [I] 100.00%
+  clock_nanosleep                         10   10.00%       1.00  [Z] 100.00%
+  -                                        5    5.00%       0.50  [Z] 60.00% [D] 40.00%
+EOF
+)"
+	assert_line "futex(0x5581a0c0): 60 samples, 60.00% of all; top 1 of 1 stack"
+	refute_line --regexp '^pread64'
+	# v1 data has no such column.
+	run --separate-stderr "$OFFS" report --by cgroup "$SMALL"
+	assert_failure 1
+	assert_output ""
+	assert_equal "$stderr" "offsample report: --by cgroup needs stacks format v2 (a cgroup column), but the data is v1"
+	run --separate-stderr "$OFFS" report --by nothing "$V2S"
+	assert_failure 2
+	assert_equal "$stderr" 'offsample report: --by needs reason, process, thread, cgroup or wobj, not "nothing" (see offsample report --help)'
 }
 
 @test "report: malformed lines warned once; empty, garbage or missing input: exit 1" {
@@ -309,6 +412,87 @@ EOF
 	OFFSAMPLE_PROC=$T/absent run --separate-stderr "$OFFS" collapse
 	assert_failure 1
 	assert_regex "$stderr" "module not loaded"
+}
+
+@test "collapse: user frames not named yet go through offsample-symbolize; --no-symbolize; v2 options" {
+	run --separate-stderr "$OFFS" collapse "$V2S"
+	assert_success
+	assert_equal "$stderr" ""
+	assert_output - <<'EOF'
+idle;kworker/u4:2;ret_from_fork;kthread;worker_thread;schedule;__schedule 2
+io;app;app+0x1f00 (missing);app+0x2a05 (missing);libc.so.6+0x10a3b1 (missing);entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_pread64;vfs_read;filemap_read;folio_wait_bit_common;io_schedule;schedule;__schedule 25
+lock;app;clone3;start_thread;worker_main;cache_get;pthread_mutex_lock;__lll_lock_wait;entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_futex;do_futex;futex_wait;futex_wait_queue;schedule;__schedule 60
+sleep;env;[anon];env+0x3a10 (replaced);env+0x4b21 (replaced);[vdso];entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_clock_nanosleep;common_nsleep;hrtimer_nanosleep;do_nanosleep;schedule;__schedule 13
+EOF
+	# Standard input and the live file the same way.
+	run -0 "$OFFS" collapse - < "$V2S"
+	assert_line --partial "app+0x1f00 (missing);"
+	cp "$V2S" "$FP/stacks"
+	run -0 "$OFFS" collapse --user-only
+	assert_line "sleep;env;[anon];env+0x3a10 (replaced);env+0x4b21 (replaced);[vdso] 13"
+	# --no-symbolize: exactly what stackcollapse-offsample gives.
+	run -0 "$OFFS" collapse --no-symbolize "$V2S"
+	assert_equal "$output" "$("$SCO" "$V2S")"
+	run -0 "$OFFS" collapse --wobj --cgroup --dso --offsets "$V2S"
+	assert_line "lock;/system.slice/app.service;app;futex(0x5581a0c0);clone3+0x3c (libc.so.6);start_thread+0x2f2 (libc.so.6);worker_main+0x5c (app);cache_get+0x31 (app);pthread_mutex_lock+0x94 (libc.so.6);__lll_lock_wait+0x2d (libc.so.6);entry_SYSCALL_64_after_hwframe+0x6e/0xd8;do_syscall_64+0x5d/0xb0;__x64_sys_futex+0x8e/0x1d0;do_futex+0x106/0x1b0;futex_wait+0x185/0x270;futex_wait_queue+0x60/0x90;schedule+0x5a/0xd0;__schedule+0x34d/0xa00 60"
+	# Already symbolized input (a "# symbolized:" line) is not run again;
+	# v1 input never.
+	"$ROOT/tools/offsample-symbolize" "$V2S" > "$T/sym"
+	sed -i 's/(missing)/(gone)/g' "$T/sym"
+	run -0 "$OFFS" collapse --user-only "$T/sym"
+	assert_line "io;app;app+0x1f00 (gone);app+0x2a05 (gone);libc.so.6+0x10a3b1 (gone) 25"
+}
+
+# A prefix with the CLI, the collapser and the given symbolizer stand-in.
+prefix_with_symbolizer() {
+	P=$T/prefix
+	mkdir -p "$P/sbin" "$P/bin" "$P/share/offsample/lib"
+	cp "$OFFS" "$SCO" "$P/sbin/"
+	cp "$ROOT/tools/lib/offsample-lib.pl" "$P/share/offsample/lib/"
+	cp "$FG" "$P/bin/"
+	if [ -n "$1" ]; then
+		printf '%s\n' '#!/bin/sh' "$1" > "$P/bin/offsample-symbolize"
+		chmod +x "$P/bin/offsample-symbolize"
+	fi
+}
+
+@test "collapse, report, flamegraph: a failing or missing symbolizer loses nothing: raw frames, one warning" {
+	prefix_with_symbolizer 'echo "offsample-symbolize: something broke" >&2; echo partial; exit 1'
+	run --separate-stderr "$P/sbin/offsample" collapse "$V2S"
+	assert_success
+	assert_equal "$stderr" "offsample collapse: warning: offsample-symbolize failed (something broke); user frames are not named"
+	assert_equal "$output" "$("$SCO" "$V2S")"
+	run --separate-stderr "$P/sbin/offsample" report "$V2S"
+	assert_success
+	assert_equal "$stderr" "offsample report: warning: offsample-symbolize failed (something broke); user frames are not named"
+	assert_line "      /opt/offsample-fixture/bin/app+0x2a05"
+	run --separate-stderr "$P/sbin/offsample" flamegraph -o "$T/f.svg" "$V2S"
+	assert_success
+	assert_equal "$stderr" "offsample flamegraph: warning: offsample-symbolize failed (something broke); user frames are not named"
+	run -0 grep -c 'data-n="app+0x2a05"' "$T/f.svg"
+	# Several files: one warning.
+	run --separate-stderr "$P/sbin/offsample" collapse "$V2S" "$V2S"
+	assert_success
+	assert_equal "${#stderr_lines[@]}" 1
+	# Not needed (v1, or --no-symbolize): not run, no warning.
+	run --separate-stderr "$P/sbin/offsample" collapse "$SMALL"
+	assert_equal "$stderr" ""
+	run --separate-stderr "$P/sbin/offsample" collapse --no-symbolize "$V2S"
+	assert_equal "$stderr" ""
+	# Missing altogether (and not on PATH).
+	rm "$P/bin/offsample-symbolize"
+	run --separate-stderr env -i PATH=/usr/bin:/bin "$P/sbin/offsample" collapse "$V2S"
+	assert_success
+	assert_equal "$stderr" "offsample collapse: warning: offsample-symbolize not found; user frames are not named (--no-symbolize skips this)"
+	assert_equal "$output" "$("$SCO" "$V2S")"
+	# Found in bin/ of an installed tree.
+	cp "$ROOT/tools/offsample-symbolize" "$P/bin/"
+	run --separate-stderr env -i PATH=/usr/bin:/bin "$P/sbin/offsample" collapse "$V2S"
+	assert_equal "$stderr" ""
+	assert_line --partial ";app+0x2a05 (missing);"
+	# The temporary files are gone.
+	run -0 find "${TMPDIR:-/tmp}" -maxdepth 1 -name 'offsample.*' -newer "$T/f.svg"
+	assert_output ""
 }
 
 # ------------------------------------------------------------ flamegraph

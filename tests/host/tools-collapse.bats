@@ -136,7 +136,7 @@ EOF
 cxx_user() {
 	local long
 	long=$(perl -e '$t="int"; for (1..12) { $t = "std::map<std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >, $t>" } print "void Registry<$t>::insert(Key const&, Value&&) const"')
-	printf '%s' "[anon]+0x7f3a1c000000;start_thread;Worker::run(std::map<int, std::string> const&);weird\\x3bsymbol;Vec::operator+(Vec const&) const;$long;std::mutex::lock();pthread_mutex_lock;__futex_abstimed_wait_common"
+	printf '%s' "[anon];start_thread;Worker::run(std::map<int, std::string> const&);weird\\x3bsymbol;Vec::operator+(Vec const&) const;$long;std::mutex::lock();pthread_mutex_lock;__futex_abstimed_wait_common"
 }
 KFUTEX='entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_futex;do_futex;futex_wait;futex_wait_queue;schedule;__schedule'
 
@@ -146,9 +146,10 @@ KFUTEX='entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_futex;do_futex;fu
 	assert_equal "$stderr" ""
 	assert_equal "${#lines[@]}" 3
 	assert_line "lock;cxxapp;$(cxx_user);$KFUTEX 7"
-	# Raw frames (FORMAT v2: PATH+0xOFFSET, paths with spaces, [vdso]+0x..,
-	# [raced]) stay as they are; "# file:" lines between records are skipped.
-	assert_line "sleep;my app;[raced];/usr/lib/x86_64-linux-gnu/libc.so.6+0x2724a;/opt/my app/bin/my app+0x1234;[vdso]+0x1a2b;/usr/lib/x86_64-linux-gnu/libc.so.6+0xeb8a5;entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_clock_nanosleep;common_nsleep;hrtimer_nanosleep;do_nanosleep;schedule;__schedule 3"
+	# Raw frames (FORMAT v2: PATH+0xOFFSET, paths with spaces) lose their
+	# directory, pseudo frames ([vdso]+0x.., [anon]+0x..) their address,
+	# [raced] stays; "# file:" lines between records are skipped.
+	assert_line "sleep;my app;[raced];libc.so.6+0x2724a;my app+0x1234;[vdso];libc.so.6+0xeb8a5;entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_clock_nanosleep;common_nsleep;hrtimer_nanosleep;do_nanosleep;schedule;__schedule 3"
 	# No user stack ("-"): kernel frames only.
 	assert_line "io;dd;entry_SYSCALL_64_after_hwframe;do_syscall_64;ksys_read;vfs_read;filemap_read;folio_wait_bit_common;io_schedule;schedule;__schedule 2"
 	# The escaped ";" stays escaped: the long line has exactly 2 + 9 + 8 frames.
@@ -170,10 +171,76 @@ KFUTEX='entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_futex;do_futex;fu
 	assert_line "lock;cxxapp;$(cxx_user) 7"
 	assert_line "io;dd 2"
 	run -0 "$SCO" --offsets --user-only "$V2"
+	assert_line --partial "lock;cxxapp;[anon]+0x7f3a1c000000;start_thread+0x2f2;Worker::run(std::map<int, std::string> const&)+0x55;weird\\x3bsymbol+0x1;"
+	assert_line "sleep;my app;[raced];libc.so.6+0x2724a;my app+0x1234;[vdso]+0x1a2b;libc.so.6+0xeb8a5 3"
+	run -0 "$SCO" --dso --user-only "$V2"
+	assert_line --partial "lock;cxxapp;[anon];start_thread (libc.so.6);Worker::run(std::map<int, std::string> const&) (cxxapp);weird\\x3bsymbol (libodd.so);"
+	run -0 "$SCO" --dso --offsets --user-only "$V2"
 	assert_line --partial "lock;cxxapp;[anon]+0x7f3a1c000000;start_thread+0x2f2 (libc.so.6);Worker::run(std::map<int, std::string> const&)+0x55 (cxxapp);weird\\x3bsymbol+0x1 (libodd.so);"
 	run -0 "$SCO" --kernel-suffix --sep "$V2"
 	assert_line --partial "__futex_abstimed_wait_common;-;entry_SYSCALL_64_after_hwframe_[k];"
 	run -2 "$SCO" --kernel-only --user-only "$V2"
+}
+
+# The small v2 fixture: kernel parts of its stacks, root first.
+KF2='entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_futex;do_futex;futex_wait;futex_wait_queue;schedule;__schedule'
+KIO2='entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_pread64;vfs_read;filemap_read;folio_wait_bit_common;io_schedule;schedule;__schedule'
+KSL2='entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_clock_nanosleep;common_nsleep;hrtimer_nanosleep;do_nanosleep;schedule;__schedule'
+ULOCK='clone3;start_thread;worker_main;cache_get;pthread_mutex_lock;__lll_lock_wait'
+
+@test "stackcollapse-offsample: small v2 file: exact folded lines; a pure collapser (no symbolization)" {
+	run --separate-stderr "$SCO" "$V2S"
+	assert_success
+	assert_equal "$stderr" ""
+	assert_output - <<EOF
+idle;kworker/u4:2;ret_from_fork;kthread;worker_thread;schedule;__schedule 2
+io;app;app+0x1f00;app+0x2a05;libc.so.6+0x10a3b1;$KIO2 25
+lock;app;$ULOCK;$KF2 60
+sleep;env;[anon];env+0x3a10;env+0x4b21;[vdso];$KSL2 13
+EOF
+	# Totals are those of the file.
+	assert_equal "$(reason_totals_folded <(printf '%s\n' "$output"))" "$(reason_totals_stacks "$V2S")"
+	# User frames only in the user part: _[k] only on kernel frames.
+	run -0 "$SCO" --kernel-suffix --sep "$V2S"
+	assert_line "lock;app;$ULOCK;-;${KF2//;/_[k];}_[k] 60"
+	assert_line "idle;kworker/u4:2;ret_from_fork_[k];kthread_[k];worker_thread_[k];schedule_[k];__schedule_[k] 2"
+}
+
+@test "stackcollapse-offsample: --cgroup after the reason, --wobj before the user frames" {
+	run -0 "$SCO" --wobj "$V2S"
+	assert_output - <<EOF
+idle;kworker/u4:2;-;ret_from_fork;kthread;worker_thread;schedule;__schedule 2
+io;app;pread64(/var/lib/app/a\x3bb.db);app+0x1f00;app+0x2a05;libc.so.6+0x10a3b1;$KIO2 25
+lock;app;futex(0x5581a0c0);$ULOCK;$KF2 60
+sleep;env;-;[anon];env+0x3a10;env+0x4b21;[vdso];$KSL2 3
+sleep;env;clock_nanosleep;[anon];env+0x3a10;env+0x4b21;[vdso];$KSL2 10
+EOF
+	run -0 "$SCO" --cgroup --wobj --pid --tid --tname --user-only "$V2S"
+	assert_output - <<'EOF'
+idle;/;kworker/u4:2;-;-;-;- 2
+io;/system.slice/app.service;app;100;103;app-io;pread64(/var/lib/app/a\x3bb.db);app+0x1f00;app+0x2a05;libc.so.6+0x10a3b1 25
+lock;/system.slice/app.service;app;100;101;app-worker;futex(0x5581a0c0);clone3;start_thread;worker_main;cache_get;pthread_mutex_lock;__lll_lock_wait 40
+lock;/system.slice/app.service;app;100;102;app-worker;futex(0x5581a0c0);clone3;start_thread;worker_main;cache_get;pthread_mutex_lock;__lll_lock_wait 20
+sleep;/system.slice/cron.service;env;200;200;env;clock_nanosleep;[anon];env+0x3a10;env+0x4b21;[vdso] 10
+sleep;/system.slice/cron.service;env;200;201;env-t;-;[anon];env+0x3a10;env+0x4b21;[vdso] 3
+EOF
+	run -0 "$SCO" --cgroup --no-reason --no-comm --kernel-only "$V2S"
+	assert_line "/system.slice/app.service;$KF2 60"
+	# v1 data has neither: "-" frames.
+	run -0 "$SCO" --cgroup --wobj "$SMALL"
+	assert_line "sleep;-;cron;-;entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_clock_nanosleep;common_nsleep;hrtimer_nanosleep;do_nanosleep;schedule;__schedule 100"
+}
+
+@test "stackcollapse-offsample: named, raw, replaced and missing user frames" {
+	{
+		sed -n '1,16p' "$V2S"
+		printf '1\tio\tD\t-\t-\ta\t-\tio_schedule+0x1/0x2\t%s\t-\t/\n' \
+			'f+0x1 (liba.so);/usr/lib/liba.so+0x10 (replaced);/usr/lib/x y/libb.so (deleted)+0x20 (missing);/opt/c+0x30;[busy]+0x7f00;[truncated]'
+	} > "$T/kinds"
+	run -0 "$SCO" --user-only "$T/kinds"
+	assert_output "io;a;[truncated];[busy];c+0x30;libb.so (deleted)+0x20 (missing);liba.so+0x10 (replaced);f 1"
+	run -0 "$SCO" --user-only --offsets --dso "$T/kinds"
+	assert_output "io;a;[truncated];[busy]+0x7f00;c+0x30;libb.so (deleted)+0x20 (missing);liba.so+0x10 (replaced);f+0x1 (liba.so) 1"
 }
 
 @test "stackcollapse-offsample: malformed lines skipped, counted, one warning" {

@@ -18,6 +18,7 @@ D61=$SFIX/workload-drain-6.1.0.txt
 D612=$SFIX/workload-drain-6.12.117.txt
 SMALL=$TFIX/small-v1.stacks
 V2=$TFIX/v2-ustack.stacks
+V2S=$TFIX/v2-small.stacks
 
 # The flamegraph.pl input regex: every folded line must match it.
 FOLDED_RE='^(.*)\s+?(\d+(?:\.\d*)?)$'

@@ -10,15 +10,17 @@ load tools-common
 
 setup() {
 	T=$BATS_TEST_TMPDIR
+	SYMB=$ROOT/tools/offsample-symbolize
 	MAN8=$ROOT/docs/man/offsample.8
 	MAN4=$ROOT/docs/man/offsample.4
 }
 
 @test "scripts: executable, syntax-checked" {
-	[ -x "$OFFS" ] && [ -x "$SCO" ] && [ -x "$SCP" ]
+	[ -x "$OFFS" ] && [ -x "$SCO" ] && [ -x "$SCP" ] && [ -x "$SYMB" ] || false
 	run -0 bash -n "$OFFS"
 	run -0 perl -c "$SCO"
 	run -0 perl -c "$SCP"
+	run -0 perl -c "$SYMB"
 	run -0 perl -c "$ROOT/tools/lib/offsample-lib.pl"
 	# set -eu and pipefail in the CLI.
 	run -0 grep -c '^set -eu -o pipefail$' "$OFFS"
@@ -48,10 +50,13 @@ setup() {
 		done
 	done
 	for o in $("$SCO" --help | grep -o -- '--[a-z][a-z-]*' | sort -u) \
-		$("$SCP" --help | grep -o -- '--[a-z][a-z-]*' | sort -u); do
+		$("$SCP" --help | grep -o -- '--[a-z][a-z-]*' | sort -u) \
+		$("$SYMB" --help | grep -o -- '--[a-z][a-z-]*' | sort -u); do
 		grep -q -- "$o" <<< "$text" || { echo "collapse: $o not in offsample.8"; return 1; }
 	done
-	for o in OFFSAMPLE_PROC OFFSAMPLE_SYS FLAMEGRAPH_DIR "EXIT STATUS" "ENVIRONMENT" "FILES" "EXAMPLES" \
+	grep -q "^   offsample-symbolize\$" <<< "$text" || { echo "no section for offsample-symbolize"; return 1; }
+	for o in OFFSAMPLE_PROC OFFSAMPLE_SYS OFFSAMPLE_CACHE_DIR FLAMEGRAPH_DIR "EXIT STATUS" "ENVIRONMENT" "FILES" "EXAMPLES" \
+		"(replaced)" "(missing)" "# symbolized:" user_stacks max_user_depth "--by wobj" \
 		"[I] io" "[Z] sleep" "[D] idle"; do
 		grep -qF -- "$o" <<< "$text" || { echo "missing: $o"; return 1; }
 	done

@@ -126,8 +126,9 @@ no_temp_files() {	# no_temp_files DIR: no leftover temporary file
 	assert_output "$(printf 'cron\nWeb Content')"
 	run --separate-stderr "$OFFS" record -d 0.2 -c no-such-group-here -o "$T/c2.stacks"
 	assert_failure 1
-	assert_equal "$stderr" "offsample record: /sys/fs/cgroup/no-such-group-here is not a cgroup v2 directory (no cgroup.procs)"
-	[ ! -e "$T/c2.stacks" ]
+	assert_regex "$stderr" "^offsample record: no such cgroup: /no-such-group-here \\(/.*/no-such-group-here is not a cgroup v2 directory\\)\$"
+	assert_equal "${#stderr_lines[@]}" 1
+	[ ! -e "$T/c2.stacks" ] || false
 }
 
 @test "record -c CGROUP with a module cgroup parameter: written while recording, restored" {
@@ -145,6 +146,44 @@ no_temp_files() {	# no_temp_files DIR: no leftover temporary file
 	run -0 grep '^# ' "$T/c.stacks"
 	assert_line "# cgroup-filter: module"
 	assert_line "# samples: 1000"
+}
+
+@test "record -c CGROUP with the module parameter: a missing group is an error, nothing changed" {
+	local g m
+	m=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
+	# (Where no hierarchy is visible, as in some containers, the module
+	# is left to check the path.)
+	[ -n "$m" ] && [ -f "$m/cgroup.procs" ] || skip "no cgroup v2 hierarchy on this host"
+	echo "/keep.slice" > "$FS/cgroup"
+	for g in no-such-group-here /no/such/group; do
+		run --separate-stderr "$OFFS" record -d 0.2 -c "$g" -o "$T/c.stacks"
+		assert_failure 1
+		assert_regex "$stderr" "^offsample record: no such cgroup: /${g#/} \\("
+		assert_equal "$(cat "$FS/cgroup")" "/keep.slice"
+		assert_equal "$(params)" "N 9 comm"
+		assert_equal "$(stat -c %s "$FP/control")" 0
+		[ ! -e "$T/c.stacks" ] || false
+	done
+}
+
+@test "record -c: paths relative to the cgroup v2 root or under its mount point" {
+	local m
+	m=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
+	[ -n "$m" ] && [ -f "$m/cgroup.procs" ] || skip "no cgroup v2 hierarchy on this host"
+	echo "" > "$FS/cgroup"
+	local c
+	for c in "$m" "$m/" /; do
+		"$OFFS" record -d 3 -c "$c" -o "$T/c.stacks" &
+		BG=$!
+		wait_for grep -qx reset "$FP/control"
+		assert_equal "$(cat "$FS/cgroup")" /
+		wait "$BG"
+		BG=
+		: > "$FP/control"
+		assert_equal "$(cat "$FS/cgroup")" ""
+		run -0 grep '^# cgroup: ' "$T/c.stacks"
+		assert_output "# cgroup: /"
+	done
 }
 
 @test "record: warns when another reader drained meanwhile" {

@@ -96,6 +96,7 @@ sub parse {
 					%col = ();
 					my @n = split /\s+/, $v;
 					for my $i (0 .. $#n) { $col{$n[$i]} //= $i; }
+					$g->{has}{$_} = 1 for @n;
 				}
 				push @{$g->{extra}}, [$k, $v] unless exists $g->{$k};
 				$g->{$k} //= $v;
@@ -110,7 +111,7 @@ sub parse {
 				next;
 			}
 			my %r = (gen => $g, line => $line);
-			for my $n (qw(count reason state pid tid comm tname kstack ustack)) {
+			for my $n (qw(count reason state pid tid comm tname kstack ustack wobj cgroup)) {
 				my $v = defined $col{$n} && $col{$n} < @f ? $f[$col{$n}] : '-';
 				$v = '-' if $v eq '';
 				$r{$n} = $v;
@@ -129,10 +130,12 @@ sub kfunc {
 	$f =~ s/\+0x[0-9a-fA-F]+(?:\/0x[0-9a-fA-F]+)?(?= \[|\z)//;
 	return $f;
 }
+# A user frame named by offsample-symbolize, "func+0x12 (libc.so.6)" ->
+# "func (libc.so.6)"; others (not named, replaced, [anon]+0x...) unchanged.
 sub ufunc {
 	my ($f, $offsets) = @_;
-	return $f if $offsets;
-	$f =~ s/^(.+?)\+0x[0-9a-fA-F]+ \([^()]*\)\z/$1/s;
+	return $f if $offsets || $f =~ m{^/};
+	$f =~ s/^(.+?)\+0x[0-9a-fA-F]+( \([^()]*\))\z/$1$2/s;
 	return $f;
 }
 
@@ -208,8 +211,8 @@ sub cmd_report {
 	my %o = (top => 5, by => 'reason');
 	getopts(\@a, \%o, 'top=i', 'by=s', 'offsets', 'label=s@');
 	fail(2, "--top must be at least 1") if $o{top} < 1;
-	fail(2, "--by must be process, thread or reason, not \"$o{by}\"")
-		unless $o{by} =~ /^(process|thread|reason)\z/;
+	fail(2, "--by must be reason, process, thread, cgroup or wobj, not \"$o{by}\"")
+		unless $o{by} =~ /^(process|thread|reason|cgroup|wobj)\z/;
 	my @files = @a ? @a : ('-');
 	my $d = parse(@files);
 	my $labels = $o{label} // [];
@@ -226,6 +229,9 @@ sub cmd_report {
 	my $have_thread = grep { $_->{tid} ne '-' || $_->{tname} ne '-' } @recs;
 	if ($o{by} eq 'thread' && !$have_thread && @recs) {
 		fail(1, "--by thread needs thread ids or names, but the data has none (key: $s->{key}); record with key=tid or key=tname");
+	}
+	if ($o{by} =~ /^(cgroup|wobj)\z/ && @recs && !grep { $_->{has}{$o{by}} } @{$d->{gens}}) {
+		fail(1, "--by $o{by} needs stacks format v2 (a $o{by} column), but the data is $s->{format}");
 	}
 
 	my $out = '';
@@ -247,7 +253,7 @@ sub cmd_report {
 	$out .= "# key: $s->{key}\n";
 	for my $g (@{$d->{gens}}) {
 		for my $e (@{$g->{extra}}) {
-			next unless $e->[0] =~ /^(recorded-by|pid|cgroup|interrupted|warning)\z/;
+			next unless $e->[0] =~ /^(recorded-by|pid|cgroup|interrupted|warning|symbolized)\z/;
 			$out .= "# $e->[0]: $e->[1]\n";
 		}
 	}
@@ -257,6 +263,8 @@ sub cmd_report {
 	$out .= "# thread-s: estimated off-CPU thread-seconds, samples / hz\n";
 	$out .= "# stacks: kernel frames leaf first" . ($o{offsets} ? '' : ' (offsets stripped)')
 		. "; user frames follow after \"--\"\n";
+	$out .= "# wobj: the system call or object waited on (key=wobj); cgroup: cgroup v2 path\n"
+		if grep { $_->{has}{wobj} || $_->{has}{cgroup} } @{$d->{gens}};
 
 	if (!$total) {
 		$out .= "\nNo samples.\n";
@@ -288,6 +296,9 @@ sub cmd_report {
 		$gkey = sub { $_[0]{reason} };
 	} elsif ($o{by} eq 'process') {
 		$gkey = $plabel;
+	} elsif ($o{by} eq 'cgroup' || $o{by} eq 'wobj') {
+		my $k = $o{by};
+		$gkey = sub { $_[0]{$k} };
 	} else {
 		$gkey = sub {
 			my ($r) = @_;
@@ -305,9 +316,11 @@ sub cmd_report {
 		my ($k, $u) = frames($r, $o{offsets});
 		my $sk = join("\n", $r->{reason}, join(';', @$k), join(';', @$u));
 		my $e = $gstack{$gk}{$sk} //= { reason => $r->{reason}, k => $k, u => $u,
-			count => 0, states => {}, who => {} };
+			count => 0, states => {}, who => {}, wobj => {}, cgroup => {} };
 		$e->{count} += $r->{count};
 		$e->{states}{$r->{state}} = 1;
+		$e->{wobj}{$r->{wobj}} += $r->{count};
+		$e->{cgroup}{$r->{cgroup}} += $r->{count};
 		my $who = $o{by} eq 'thread' ? '' : $o{by} eq 'process'
 			? ($r->{tname} ne '-' ? $r->{tname} : '') : $plabel->($r);
 		$e->{who}{$who} += $r->{count} if $who ne '';
@@ -344,13 +357,15 @@ sub cmd_report {
 				tag($e->{reason}), pct($e->{count}, $total), $e->{count},
 				pct($e->{count}, $gc{$gk}), $of,
 				join('', sort keys %{$e->{states}}));
-			my $w = $e->{who};
-			my @w = sort { $w->{$b} <=> $w->{$a} || $a cmp $b } keys %$w;
-			if (@w) {
-				my $lbl = $o{by} eq 'process' ? 'threads' : 'processes';
-				my @show = @w > 3 ? @w[0 .. 2] : @w;
-				$out .= "      $lbl: " . join(', ', map { "$_ $w->{$_}" } @show)
-					. (@w > 3 ? sprintf(' (+%d more)', @w - 3) : '') . "\n";
+			my $lbl = $o{by} eq 'process' ? 'threads' : 'processes';
+			$out .= top3($lbl, $e->{who});
+			# Wait objects and cgroups (format v2), unless all "-" or
+			# the grouping already says it.
+			for my $x (qw(wobj cgroup)) {
+				next if $o{by} eq $x;
+				my $h = $e->{$x};
+				next unless grep { $_ ne '-' } keys %$h;
+				$out .= top3($x, $h);
 			}
 			$out .= "      $_\n" for @{$e->{k}};
 			if (@{$e->{u}}) {
@@ -361,6 +376,51 @@ sub cmd_report {
 	}
 	print $out;
 	return 0;
+}
+
+# "      LABEL: a 30, b 20, c 10 (+2 more)\n", the three largest, or ''.
+sub top3 {
+	my ($lbl, $h) = @_;
+	my @w = sort { $h->{$b} <=> $h->{$a} || $a cmp $b } grep { $_ ne '' } keys %$h;
+	return '' unless @w;
+	my @show = @w > 3 ? @w[0 .. 2] : @w;
+	return "      $lbl: " . join(', ', map { "$_ $h->{$_}" } @show)
+		. (@w > 3 ? sprintf(' (+%d more)', @w - 3) : '') . "\n";
+}
+
+# ---------------------------------------------------------------- needsym
+
+# needsym FILE...: exit 0 when a generation of the files has a ustack
+# column with frames not named yet (PATH+0xOFFSET) and no "# symbolized:"
+# line (offsample-symbolize has not seen it), else 1.
+sub cmd_needsym {
+	my @a = @_;
+	for my $file (@a) {
+		open(my $fh, '<', $file) or next;
+		my ($ucol, $done);
+		while (my $line = <$fh>) {
+			if ($line =~ /^#/) {
+				if ($line =~ /^# offsample stacks v\d+/) {
+					($ucol, $done) = (undef, 0);
+				} elsif ($line =~ /^# symbolized:/) {
+					$done = 1;
+				} elsif ($line =~ /^# columns:\s*(.*?)\s*$/) {
+					my @n = split /\s+/, $1;
+					($ucol) = grep { $n[$_] eq 'ustack' } 0 .. $#n;
+				}
+				next;
+			}
+			next if !defined $ucol || $done;
+			my @f = split /\t/, $line, -1;
+			next unless defined $f[$ucol];
+			if ($f[$ucol] =~ m{(?:^|;)/[^;]*\+0x[0-9a-fA-F]+\r?\n?(?:;|\z)}) {
+				close $fh;
+				return 0;
+			}
+		}
+		close $fh;
+	}
+	return 1;
 }
 
 # ---------------------------------------------------------------- top
@@ -556,10 +616,23 @@ sub cmd_status {
 	my $num = sub { my $v = $st{$_[0]}; defined $v && $v =~ /^\d+\z/ ? $v : 0 };
 	my $out = '';
 	$out .= sprintf("module:      loaded, version %s, stacks format v%s\n", $g->('version'), $g->('format'));
-	my @pp = map { "$_=$p{$_}" } grep { exists $p{$_} } @pnames;
+	my @pp = map { "$_=" . ($p{$_} eq '' ? '""' : $p{$_}) } grep { exists $p{$_} } @pnames;
 	$out .= 'parameters:  ' . (@pp ? join(' ', @pp) : '(unreadable)') . "\n";
 	my $en = $p{enabled} // ($st{enabled} // '') ;
 	$out .= sprintf("sampling:    %s\n", $en =~ /^(Y|1)\z/ ? 'on, ' . ($p{hz} // $g->('hz')) . ' Hz' : 'off (enabled=N)');
+	if (exists $p{user_stacks}) {
+		my $on = $p{user_stacks} =~ /^(Y|1)\z/;
+		$out .= sprintf("user stacks: %s", $on ? 'on' : 'off (user_stacks=N)');
+		$out .= sprintf(", up to %s frames", $p{max_user_depth}) if $on && exists $p{max_user_depth};
+		$out .= sprintf("; %d walks, %d raced, %d busy (mmap lock held)", $num->('user_walks'),
+			$num->('user_raced'), $num->('user_trylock_failed')) if exists $st{user_walks};
+		$out .= "\n";
+	}
+	if (exists $p{cgroup}) {
+		$out .= 'cgroup:      ' . ($p{cgroup} eq '' ? 'all (no cgroup filter)'
+			: "only $p{cgroup}" . (exists $st{cgroup_skipped}
+				? sprintf(' (%d visits of other threads skipped)', $num->('cgroup_skipped')) : '')) . "\n";
+	}
 	$out .= sprintf("ticks:       %s (overrun %s), tick time avg %.3f ms, max %.3f ms\n",
 		$g->('ticks'), $g->('ticks_overrun'), $num->('tick_ns_avg') / 1e6, $num->('tick_ns_max') / 1e6);
 	my $samples = $num->('samples');
@@ -653,7 +726,7 @@ sub cmd_hdr {
 
 my %CMD = (report => \&cmd_report, top => \&cmd_top, filter => \&cmd_filter,
 	title => \&cmd_title, status => \&cmd_status, prune => \&cmd_prune,
-	hdr => \&cmd_hdr);
+	hdr => \&cmd_hdr, needsym => \&cmd_needsym);
 my $c = shift @ARGV // '';
 fail(2, "internal: unknown helper command \"$c\"") unless $CMD{$c};
 exit $CMD{$c}->(@ARGV);

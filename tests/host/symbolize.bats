@@ -1,0 +1,429 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0
+#
+# tools/offsample-symbolize on the host, with programs compiled here: a
+# PIE executable and a non-PIE one with frame pointers, a shared library,
+# stripped copies, a separate debug file found by build-id, C++.  The
+# stacks files are written by hand in format v2 with "# file:" identity
+# lines made from stat(1), and the expected names and offsets computed
+# with nm and readelf.
+#
+#   bats tests/host/symbolize.bats
+
+load tools-common
+
+SYM=$ROOT/tools/offsample-symbolize
+
+setup_file() {
+	local d="$BATS_FILE_TMPDIR/my dir"
+	mkdir -p "$d"
+	cat > "$d/lib.c" <<'EOF'
+__attribute__((noinline)) int lib_block(int x) { volatile int y = x; return y * 3; }
+__attribute__((noinline)) static int lib_static(int x) { volatile int y = x; return lib_block(y) + 1; }
+int lib_entry(int x) { return lib_static(x) + 2; }
+EOF
+	cat > "$d/prog.c" <<'EOF'
+int lib_entry(int);
+__attribute__((noinline)) int prog_leaf(int x) { volatile int y = x; return lib_entry(y); }
+__attribute__((noinline)) int prog_middle(int x) { return prog_leaf(x) + 1; }
+int main(int argc, char **argv) { (void)argv; return prog_middle(argc); }
+EOF
+	cat > "$d/cxx.cc" <<'EOF'
+namespace ns { struct Widget { int n; __attribute__((noinline)) int wait_for(int t); }; }
+int ns::Widget::wait_for(int t) { volatile int y = t; return y + n; }
+template <typename T> __attribute__((noinline)) T twice(T v) { volatile T y = v; return y + y; }
+int main() { ns::Widget w{1}; return w.wait_for(2) + (int)twice<long>(3); }
+EOF
+	local cf='-O1 -g -fno-omit-frame-pointer -Wl,--build-id'
+	gcc $cf -fPIC -shared -o "$d/libosd.so" "$d/lib.c"
+	gcc $cf -fPIE -pie -o "$d/prog" "$d/prog.c" -L"$d" -losd
+	gcc $cf -no-pie -o "$d/prog-nopie" "$d/prog.c" -L"$d" -losd
+	g++ $cf -o "$d/cxx" "$d/cxx.cc"
+	strip -o "$d/prog.stripped" "$d/prog"
+	strip -o "$d/libosd-stripped.so" "$d/libosd.so"
+	# Separate debug info: the symbols live only in the debug file,
+	# installed under a debug directory by build-id.
+	objcopy --only-keep-debug "$d/prog" "$d/prog.debug"
+	objcopy --strip-debug --strip-unneeded --strip-all "$d/prog" "$d/prog.dbgonly"
+	local id
+	id=$(readelf -nW "$d/prog" | sed -n 's/.*Build ID: *//p')
+	mkdir -p "$BATS_FILE_TMPDIR/debug/.build-id/${id:0:2}"
+	cp "$d/prog.debug" "$BATS_FILE_TMPDIR/debug/.build-id/${id:0:2}/${id:2}.debug"
+	echo "$id" > "$BATS_FILE_TMPDIR/buildid"
+}
+
+setup() {
+	T=$BATS_TEST_TMPDIR
+	D="$BATS_FILE_TMPDIR/my dir"
+	DBG=$BATS_FILE_TMPDIR/debug
+	BUILDID=$(cat "$BATS_FILE_TMPDIR/buildid")
+	# Never the user's own cache.
+	export OFFSAMPLE_CACHE_DIR=$T/cache
+	KST='__schedule+0x34d/0xa00;schedule+0x5a/0xd0;futex_wait_queue+0x60/0x90;futex_wait+0x185/0x270;do_futex+0x106/0x1b0;__x64_sys_futex+0x8e/0x1d0;do_syscall_64+0x5d/0xb0;entry_SYSCALL_64_after_hwframe+0x6e/0xd8'
+}
+
+# vaddr FILE SYMBOL: the symbol's address (nm, mangled names), decimal.
+vaddr() {
+	local v
+	v=$(nm --defined-only "$1" | awk -v s="$2" '$3 == s { print $1; exit }')
+	[ -n "$v" ] || { echo "no symbol $2 in $1" >&2; return 1; }
+	echo $((16#$v))
+}
+# symsize FILE SYMBOL: its size (nm -S), decimal.
+symsize() {
+	local v
+	v=$(nm -S --defined-only "$1" | awk -v s="$2" '$4 == s { print $2; exit }')
+	echo $((16#$v))
+}
+# fileoff FILE SYMBOL [DELTA]: file offset of SYMBOL + DELTA: the address
+# translated through the PT_LOAD segment that contains it
+# (vaddr - p_vaddr + p_offset), printed as 0x... like the module does.
+fileoff() {
+	local va t off vaddr paddr fsz rest
+	va=$(( $(vaddr "$1" "$2") + ${3:-0} ))
+	while read -r t off vaddr paddr fsz rest; do
+		[ "$t" = LOAD ] || continue
+		if [ "$va" -ge $((vaddr)) ] && [ "$va" -lt $((vaddr + fsz)) ]; then
+			printf '0x%x\n' $((va - vaddr + off))
+			return 0
+		fi
+	done < <(readelf -lW "$1")
+	echo "$2 not in a PT_LOAD of $1" >&2
+	return 1
+}
+# fileline PATH: its "# file:" line as the module prints it (st_dev
+# decoded into the kernel's MAJ:MIN).
+fileline() {
+	local d maj min
+	d=$(stat -L -c %d "$1")
+	maj=$(( ((d >> 8) & 0xfff) | ((d >> 32) & ~0xfff) ))
+	min=$(( (d & 0xff) | ((d >> 12) & ~0xff) ))
+	printf '# file: dev=%d:%d ino=%s size=%s mtime=%s path=%s\n' "$maj" "$min" \
+		"$(stat -L -c %i "$1")" "$(stat -L -c %s "$1")" "$(stat -L -c %.9Y "$1")" "$1"
+}
+# header: a v2 drain header up to the columns line.
+header() {
+	printf '%s\n' '# offsample stacks v2' '# source: drain' '# version: 0.2.0' \
+		'# kernel: 6.1.0-56-amd64' '# hostname: symhost' '# generation: 3' \
+		'# start: 1700000000.000' '# end: 1700000002.000' '# duration: 2.000' \
+		'# hz: 19' '# ticks: 38' '# samples: 9' '# dropped: 0' '# records: 2' \
+		'# key: comm,pid,tid,tname,wobj' \
+		'# columns: count reason state pid tid comm tname kstack ustack wobj cgroup'
+}
+# record COUNT USTACK: a lock record of "prog" with that user stack.
+record() {
+	printf '%s\tlock\tS\t10\t11\tprog\tprog-w\t%s\t%s\tfutex(0x7f00)\t/test.slice/prog.service\n' "$1" "$KST" "$2"
+}
+# The program's stack: lib_block (leaf, in the library), lib_static,
+# lib_entry, prog_leaf, prog_middle, main; return addresses point a few
+# bytes into the callers.
+prog_stack() {
+	local p=$1 l=$2
+	printf '%s+%s;%s+%s;%s+%s;%s+%s;%s+%s;%s+%s' \
+		"$l" "$(fileoff "$l" lib_block 4)" "$l" "$(fileoff "$l" lib_static 9)" \
+		"$l" "$(fileoff "$l" lib_entry 5)" "$p" "$(fileoff "$p" prog_leaf 12)" \
+		"$p" "$(fileoff "$p" prog_middle 9)" "$p" "$(fileoff "$p" main 7)"
+}
+# The same, named.
+prog_named() {
+	local pb=${1##*/} lb=${2##*/}
+	printf '%s' "lib_block+0x4 ($lb);lib_static+0x9 ($lb);lib_entry+0x5 ($lb);prog_leaf+0xc ($pb);prog_middle+0x9 ($pb);main+0x7 ($pb)"
+}
+# mkstacks OUT PROG LIB: a file with the program's stack and pseudo frames.
+mkstacks() {
+	{
+		header
+		fileline "$3"
+		fileline "$2"
+		record 7 "$(prog_stack "$2" "$3")"
+		record 2 '[vdso]+0x9f0;[anon]+0x7f3a1c000000;[heap]+0x55d0c0de0000;[stack]+0x7ffd00001000;[unmapped]+0x10;[busy]+0x7f3a1c0008c0;[raced]'
+		printf '1\tio\tD\t-\t-\tkworker/0:1\t-\tio_schedule+0x42/0x70\t-\t-\t/\n'
+	} > "$1"
+}
+
+@test "--help: usage on stdout, exit 0; bad option: one line, exit 2" {
+	run --separate-stderr "$SYM" --help
+	assert_success
+	assert_equal "$stderr" ""
+	assert_output --partial "Usage: offsample-symbolize [OPTIONS] [FILE...]"
+	assert_output --partial "--debug-dir DIR"
+	assert_output --partial "(replaced)"
+	run -0 "$SYM" -h
+	assert_output --partial "Usage:"
+	run --separate-stderr "$SYM" --frobnicate
+	assert_failure 2
+	assert_output ""
+	assert_equal "$stderr" "offsample-symbolize: unknown option: frobnicate (see --help)"
+}
+
+@test "errors: missing file, directory, no stacks: one line, exit 1, nothing on stdout" {
+	run --separate-stderr "$SYM" "$T/none"
+	assert_failure 1
+	assert_output ""
+	assert_equal "$stderr" "offsample-symbolize: cannot read $T/none: no such file or directory"
+	run --separate-stderr "$SYM" "$T"
+	assert_failure 1
+	assert_equal "$stderr" "offsample-symbolize: $T: is a directory"
+	: > "$T/empty"
+	run --separate-stderr "$SYM" "$T/empty"
+	assert_failure 1
+	assert_output ""
+	assert_equal "$stderr" "offsample-symbolize: no offsample stacks in the input"
+	# A header without records (an empty generation) is fine.
+	header > "$T/hdr"
+	run --separate-stderr "$SYM" "$T/hdr"
+	assert_success
+	assert_equal "$stderr" ""
+	assert_line "# symbolized: offsample-symbolize on $(uname -n)"
+}
+
+@test "PIE executable and shared library: leaf at its offset, callers at offset-1, printed with theirs" {
+	mkstacks "$T/in" "$D/prog" "$D/libosd.so"
+	run --separate-stderr "$SYM" "$T/in"
+	assert_success
+	assert_equal "$stderr" ""
+	# Exactly one line per input line; only the ustack field changed,
+	# and the "# symbolized:" line came before the columns line.
+	assert_equal "${#lines[@]}" $(($(nlines "$T/in") + 1))
+	assert_equal "$(grep -v '^# symbolized:' <<< "$output" | awk -F'\t' -v OFS='\t' '{ $9 = "" } 1')" \
+		"$(awk -F'\t' -v OFS='\t' '{ $9 = "" } 1' "$T/in")"
+	run -0 grep -n '^# symbolized: \|^# columns:' <<< "$output"
+	assert_line --index 0 "16:# symbolized: offsample-symbolize on $(uname -n)"
+	run -0 awk -F'\t' '!/^#/ { print $9 }' <<< "$("$SYM" "$T/in")"
+	assert_line --index 0 "$(prog_named "$D/prog" "$D/libosd.so")"
+	# Pseudo frames and "no user stack" pass through.
+	assert_line --index 1 '[vdso]+0x9f0;[anon]+0x7f3a1c000000;[heap]+0x55d0c0de0000;[stack]+0x7ffd00001000;[unmapped]+0x10;[busy]+0x7f3a1c0008c0;[raced]'
+	assert_line --index 2 '-'
+}
+
+@test "a non-PIE executable: file offsets differ from addresses" {
+	local p=$D/prog-nopie
+	# Its text is mapped at 0x400000 and up, not at its file offset.
+	[ "$(fileoff "$p" prog_leaf)" != "$(printf '0x%x' "$(vaddr "$p" prog_leaf)")" ] || false
+	{ header; fileline "$p"; record 1 "$p+$(fileoff "$p" prog_leaf 3);$p+$(fileoff "$p" main 7)"; } > "$T/in"
+	run -0 "$SYM" "$T/in"
+	assert_line --partial "	prog_leaf+0x3 (prog-nopie);main+0x7 (prog-nopie)	futex(0x7f00)	"
+}
+
+@test "return addresses: a call that ends a function is looked up at offset-1" {
+	local p=$D/prog size end
+	size=$(symsize "$p" prog_middle)
+	end=$(fileoff "$p" prog_middle "$size")
+	# As a caller frame, one past the end of prog_middle is prog_middle,
+	# printed with the original offset (its size); offset 0 of a
+	# function as a leaf is that function.
+	{ header; fileline "$p"; record 1 "$p+$(fileoff "$p" prog_leaf);$p+$end"; } > "$T/in"
+	run -0 "$SYM" "$T/in"
+	assert_line --partial "	prog_leaf+0x0 (prog);prog_middle+$(printf '0x%x' "$size") (prog)	"
+	# As the leaf, the same offset is not prog_middle.
+	{ header; fileline "$p"; record 1 "$p+$end"; } > "$T/in2"
+	run -0 "$SYM" "$T/in2"
+	refute_output --partial "prog_middle"
+}
+
+@test "C++: names are demangled" {
+	local c=$D/cxx
+	{ header; fileline "$c"
+	  record 1 "$c+$(fileoff "$c" _ZN2ns6Widget8wait_forEi 4);$c+$(fileoff "$c" _Z5twiceIlET_S0_ 6);$c+$(fileoff "$c" main 9)"
+	} > "$T/in"
+	run -0 "$SYM" "$T/in"
+	assert_line --partial "	ns::Widget::wait_for(int)+0x4 (cxx);long twice<long>(long)+0x6 (cxx);main+0x9 (cxx)	"
+}
+
+@test "stripped binaries: PATH+0xOFF kept; a stripped library still names its exported functions" {
+	local p=$D/prog.stripped l=$D/libosd-stripped.so po lo1 lo2 lo3
+	po=$(fileoff "$D/prog" prog_leaf 12)
+	lo1=$(fileoff "$D/libosd.so" lib_block 4)
+	lo2=$(fileoff "$D/libosd.so" lib_static 9)
+	lo3=$(fileoff "$D/libosd.so" lib_entry 5)
+	{ header; fileline "$l"; fileline "$p"; record 1 "$l+$lo1;$l+$lo2;$l+$lo3;$p+$po"; } > "$T/in"
+	run --separate-stderr "$SYM" "$T/in"
+	assert_success
+	assert_equal "$stderr" ""
+	# .dynsym has lib_block and lib_entry, not the static function.
+	assert_line --partial "	lib_block+0x4 (libosd-stripped.so);$l+$lo2;lib_entry+0x5 (libosd-stripped.so);$p+$po	"
+}
+
+@test "separate debug file under --debug-dir, found by build-id" {
+	local p=$D/prog.dbgonly o1 o2
+	# The binary has no symbols of its own.
+	run --separate-stderr nm "$p"
+	assert_output ""
+	assert_equal "$(readelf -nW "$p" | sed -n 's/.*Build ID: *//p')" "$BUILDID"
+	o1=$(fileoff "$D/prog" prog_leaf 12)
+	o2=$(fileoff "$D/prog" main 7)
+	{ header; fileline "$p"; record 1 "$p+$o1;$p+$o2"; } > "$T/in"
+	run -0 "$SYM" --debug-dir "$DBG" "$T/in"
+	assert_line --partial "	prog_leaf+0xc (prog.dbgonly);main+0x7 (prog.dbgonly)	"
+	# Without the debug directory (the default has no such file): raw.
+	run -0 "$SYM" "$T/in"
+	assert_line --partial "	$p+$o1;$p+$o2	"
+	# Both answers were cached, under separate keys by build-id.
+	run -0 ls "$T/cache/syms"
+	assert_line --regexp "^buildid-$BUILDID-[0-9]+\$"
+	assert_line --regexp "^buildid-$BUILDID-[0-9]+-debug-[0-9]+-[0-9]+\$"
+	run -0 "$SYM" --debug-dir "$DBG" "$T/in"
+	assert_line --partial "	prog_leaf+0xc (prog.dbgonly);main+0x7 (prog.dbgonly)	"
+}
+
+@test "a file replaced since the recording: (replaced), never a wrong name; deleted: (missing)" {
+	cp "$D/prog" "$T/prog"
+	cp "$D/libosd.so" "$T/libosd.so"
+	mkstacks "$T/in" "$T/prog" "$T/libosd.so"
+	run -0 "$SYM" "$T/in"
+	assert_line --partial "	$(prog_named "$T/prog" "$T/libosd.so")	"
+	# Overwritten in place (same inode) by another program.
+	cp "$D/cxx" "$T/prog"
+	run -0 "$SYM" "$T/in"
+	local want lo po
+	lo=$(fileoff "$D/libosd.so" lib_block 4)
+	po=$(fileoff "$D/prog" prog_leaf 12)
+	assert_line --partial "	lib_block+0x4 (libosd.so);"
+	assert_line --partial ";$T/prog+$po (replaced);"
+	refute_output --partial "(prog)"
+	refute_output --partial "(cxx)"
+	# Same content, only the modification time changed: replaced too.
+	cp "$D/prog" "$T/prog"
+	touch -d '2001-02-03 04:05:06' "$T/prog"
+	run -0 "$SYM" "$T/in"
+	assert_line --partial ";$T/prog+$po (replaced);"
+	# Deleted: missing.
+	rm "$T/libosd.so"
+	run -0 "$SYM" "$T/in"
+	assert_line --partial "	$T/libosd.so+$lo (missing);"
+	# Deleted at sample time (the kernel appends " (deleted)"): the file
+	# at that path now is another one.
+	{ header; record 1 "$D/prog (deleted)+$po"; } > "$T/del"
+	run -0 "$SYM" "$T/del"
+	assert_line --partial "	$D/prog (deleted)+$po (replaced)	"
+}
+
+@test "identity: inode compared only on the same device; no # file: line, no check" {
+	local p=$D/prog po line
+	po=$(fileoff "$p" prog_leaf 12)
+	line=$(fileline "$p")
+	# Another device (an overlay, a bind mount): the inode is not compared.
+	{ header; sed 's/ dev=[0-9]*:[0-9]* ino=[0-9]* / dev=999:999 ino=1 /' <<< "$line"; record 1 "$p+$po"; } > "$T/in"
+	run -0 "$SYM" "$T/in"
+	assert_line --partial "	prog_leaf+0xc (prog)	"
+	# Same device, other inode: replaced.
+	{ header; sed 's/ ino=[0-9]* / ino=1 /' <<< "$line"; record 1 "$p+$po"; } > "$T/in"
+	run -0 "$SYM" "$T/in"
+	assert_line --partial "	$p+$po (replaced)	"
+	# No identity line (hand-made input): looked up as it is.
+	{ header; record 1 "$p+$po"; } > "$T/in"
+	run -0 "$SYM" "$T/in"
+	assert_line --partial "	prog_leaf+0xc (prog)	"
+	# Identity lines are per generation: the second one describes
+	# another file at the same path.
+	{ header; fileline "$p"; record 1 "$p+$po"
+	  header; sed 's/ size=[0-9]* / size=1 /' <<< "$line"; record 1 "$p+$po"; } > "$T/in"
+	run -0 awk -F'\t' '!/^#/ { print $9 }' <<< "$("$SYM" "$T/in")"
+	assert_output "$(printf '%s\n' "prog_leaf+0xc (prog)" "$p+$po (replaced)")"
+}
+
+@test "idempotent: symbolizing twice equals once; v1 input passes unchanged" {
+	cp "$D/prog" "$T/prog"
+	mkstacks "$T/in" "$T/prog" "$D/libosd.so"
+	"$SYM" "$T/in" > "$T/once"
+	"$SYM" "$T/once" > "$T/twice"
+	run -0 cmp "$T/once" "$T/twice"
+	rm "$T/prog"
+	"$SYM" "$T/in" > "$T/once"
+	"$SYM" < "$T/once" > "$T/twice"
+	run -0 cmp "$T/once" "$T/twice"
+	run -0 grep -c '(missing)' "$T/once"
+	# A v1 file (no ustack column) and concatenations pass unchanged.
+	run -0 "$SYM" "$SMALL"
+	assert_equal "$output" "$(cat "$SMALL")"
+	run -0 "$SYM" "$SMALL" - < "$SMALL"
+	assert_equal "$output" "$(cat "$SMALL" "$SMALL")"
+}
+
+@test "the symbol cache: a second run does not run nm, same output; --no-cache; unsafe cache dir ignored" {
+	mkstacks "$T/in" "$D/prog" "$D/libosd.so"
+	run -0 "$SYM" "$T/in"
+	local first=$output
+	run -0 ls "$T/cache/syms"
+	assert_equal "${#lines[@]}" 2
+	# An nm that leaves a trace and fails, first on PATH.
+	mkdir "$T/bin"
+	printf '#!/bin/sh\ntouch "%s/nm-called"\nexit 1\n' "$T" > "$T/bin/nm"
+	chmod +x "$T/bin/nm"
+	PATH=$T/bin:/usr/bin:/bin run -0 "$SYM" "$T/in"
+	assert_equal "$output" "$first"
+	[ ! -e "$T/nm-called" ] || false
+	# Without the cache the fake nm is used (and names nothing).
+	PATH=$T/bin:/usr/bin:/bin run -0 "$SYM" --no-cache "$T/in"
+	[ -e "$T/nm-called" ] || false
+	refute_output --partial "prog_leaf"
+	rm "$T/nm-called"
+	# --cache-dir; a cache directory others may write to is not used.
+	run -0 "$SYM" --cache-dir "$T/c2" "$T/in"
+	assert_equal "$output" "$first"
+	run -0 ls "$T/c2/syms"
+	assert_equal "${#lines[@]}" 2
+	chmod 0777 "$T/c2/syms"
+	PATH=$T/bin:/usr/bin:/bin run -0 "$SYM" --cache-dir "$T/c2" "$T/in"
+	[ -e "$T/nm-called" ] || false
+	# Cron: no HOME, minimal PATH, default cache location.
+	run -0 env -i PATH=/usr/bin:/bin OFFSAMPLE_CACHE_DIR="$T/c3" "$SYM" "$T/in"
+	assert_equal "$output" "$first"
+}
+
+@test "--root: files looked up under a directory" {
+	mkdir -p "$T/root/opt/app"
+	cp "$D/prog" "$T/root/opt/app/prog"
+	touch -r "$D/prog" "$T/root/opt/app/prog"
+	local po
+	po=$(fileoff "$D/prog" prog_leaf 12)
+	{ header; fileline "$T/root/opt/app/prog" | sed "s|path=.*|path=/opt/app/prog|"
+	  record 1 "/opt/app/prog+$po"; } > "$T/in"
+	run -0 "$SYM" --root "$T/root" "$T/in"
+	assert_line --partial "	prog_leaf+0xc (prog)	"
+	run -0 "$SYM" "$T/in"
+	assert_line --partial "	/opt/app/prog+$po (missing)	"
+}
+
+@test "escaped paths and names: \\x5c and \\x3b in paths decoded to find the file" {
+	mkdir -p "$T/a;b\\c"
+	cp "$D/prog" "$T/a;b\\c/prog"
+	local po
+	po=$(fileoff "$D/prog" prog_leaf 12)
+	{ header; fileline "$T/a;b\\c/prog" | sed 's/;/\\x3b/; s/\\c/\\x5cc/'
+	  record 1 "$T/a\\x3bb\\x5cc/prog+$po"; } > "$T/in"
+	run -0 grep -c 'a\\x3bb\\x5cc/prog$' "$T/in"
+	run -0 "$SYM" "$T/in"
+	assert_line --partial "	prog_leaf+0xc (prog)	"
+}
+
+@test "offsample collapse, report and flamegraph name the frames by themselves" {
+	mkstacks "$T/in" "$D/prog" "$D/libosd.so"
+	local k='entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_futex;do_futex;futex_wait;futex_wait_queue;schedule;__schedule'
+	run --separate-stderr "$OFFS" collapse "$T/in"
+	assert_success
+	assert_equal "$stderr" ""
+	assert_output - <<END
+io;kworker/0:1;io_schedule 1
+lock;prog;[raced];[busy];[unmapped];[stack];[heap];[anon];[vdso];$k 2
+lock;prog;main;prog_middle;prog_leaf;lib_entry;lib_static;lib_block;$k 7
+END
+	run -0 "$OFFS" collapse --user-only --dso --offsets --wobj "$T/in"
+	assert_line "lock;prog;futex(0x7f00);main+0x7 (prog);prog_middle+0x9 (prog);prog_leaf+0xc (prog);lib_entry+0x5 (libosd.so);lib_static+0x9 (libosd.so);lib_block+0x4 (libosd.so) 7"
+	run -0 "$OFFS" report "$T/in"
+	assert_output --partial "$(printf '      --\n      lib_block (libosd.so)\n      lib_static (libosd.so)\n      lib_entry (libosd.so)\n      prog_leaf (prog)\n      prog_middle (prog)\n      main (prog)\n')"
+	run --separate-stderr "$OFFS" flamegraph -o "$T/g.svg" "$T/in"
+	assert_success
+	assert_equal "$stderr" ""
+	local f
+	for f in main prog_middle prog_leaf lib_entry lib_static lib_block futex_wait; do
+		grep -q "data-n=\"$f\"" "$T/g.svg" || { echo "no frame $f"; return 1; }
+	done
+	# After the program is gone: the frames say so.
+	mkdir "$T/p"
+	cp "$D/prog" "$T/p/prog"
+	mkstacks "$T/in2" "$T/p/prog" "$D/libosd.so"
+	rm "$T/p/prog"
+	run -0 "$OFFS" collapse --user-only "$T/in2"
+	assert_line "lock;prog;prog+$(fileoff "$D/prog" main 7) (missing);prog+$(fileoff "$D/prog" prog_middle 9) (missing);prog+$(fileoff "$D/prog" prog_leaf 12) (missing);lib_entry;lib_static;lib_block 7"
+}
