@@ -12,6 +12,7 @@
 #include <linux/moduleparam.h>
 #include <linux/kernel.h>
 #include <linux/string.h>
+#include <linux/user_namespace.h>
 
 #include "offsample.h"
 #include "table.h"
@@ -101,6 +102,35 @@ static int offs_set_cgroup(const char *val, const struct kernel_param *kp)
 static int offs_get_cgroup(char *buf, const struct kernel_param *kp)
 {
 	return offs_cgroup_get_param(buf, PAGE_SIZE);
+}
+
+/* A numeric group id (initial user namespace), or "" / -1 for none. */
+static int offs_set_group(const char *val, const struct kernel_param *kp)
+{
+	char buf[16], *s;
+	unsigned int v;
+	kgid_t gid;
+
+	if (!val || strscpy(buf, val, sizeof(buf)) < 0)
+		return -EINVAL;
+	s = strim(buf);
+	if (!*s || !strcmp(s, "-1"))
+		return offs_procfs_set_group(INVALID_GID);
+	if (kstrtouint(s, 10, &v))
+		return -EINVAL;
+	gid = make_kgid(&init_user_ns, v);
+	if (!gid_valid(gid))
+		return -EINVAL;
+	return offs_procfs_set_group(gid);
+}
+
+static int offs_get_group(char *buf, const struct kernel_param *kp)
+{
+	kgid_t gid = offs_procfs_group();
+
+	if (!gid_valid(gid))
+		return sprintf(buf, "\n");
+	return sprintf(buf, "%u\n", from_kgid(&init_user_ns, gid));
 }
 
 static int offs_set_thread_cache(const char *val, const struct kernel_param *kp)
@@ -202,6 +232,10 @@ static const struct kernel_param_ops offs_cgroup_ops = {
 	.set = offs_set_cgroup, .get = offs_get_cgroup,
 };
 
+static const struct kernel_param_ops offs_group_ops = {
+	.set = offs_set_group, .get = offs_get_group,
+};
+
 static const struct kernel_param_ops offs_thread_cache_ops = {
 	.set = offs_set_thread_cache, .get = param_get_uint,
 };
@@ -236,6 +270,8 @@ module_param_cb(user_stacks, &offs_bool_ops, &offs_user_stacks, 0644);
 MODULE_PARM_DESC(user_stacks, "Walk user stacks with frame pointers and map them to files (default 1)");
 module_param_cb(max_user_depth, &offs_max_user_depth_ops, &offs_max_user_depth, 0644);
 MODULE_PARM_DESC(max_user_depth, "User frames kept per stack, 1..128 (default 32)");
+module_param_cb(group, &offs_group_ops, NULL, 0644);
+MODULE_PARM_DESC(group, "Numeric group id allowed to read /proc/offsample (default: root only)");
 module_param_cb(cgroup, &offs_cgroup_ops, NULL, 0644);
 MODULE_PARM_DESC(cgroup, "Sample only this cgroup v2 subtree, e.g. /system.slice/foo.service (default: everything)");
 

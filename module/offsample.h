@@ -19,6 +19,7 @@
 #include <linux/list.h>
 #include <linux/kref.h>
 #include <linux/mutex.h>
+#include <linux/uidgid.h>
 
 #include "compat.h"
 
@@ -258,6 +259,8 @@ unsigned int offs_symcache_entries(void);
 /* procfs.c */
 int offs_procfs_init(void);
 void offs_procfs_exit(void);
+int offs_procfs_set_group(kgid_t gid);
+kgid_t offs_procfs_group(void);
 
 /* sampler.c */
 int offs_sampler_start(void);

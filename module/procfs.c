@@ -8,8 +8,9 @@
  *   stats    sampler health and cost, "name value" lines
  *   control  write "reset" to discard the current generation
  *
- * Everything is root-only (0400/0200): kernel stacks are as sensitive as
- * /proc/PID/stack.  Kernel addresses are never printed, only symbols.
+ * Everything is root-only by default: kernel stacks are as sensitive as
+ * /proc/PID/stack.  The group parameter lets one group read the results
+ * (never write control).  Kernel addresses are never printed, only symbols.
  * Large outputs stream through seq_file one page at a time.
  */
 #include <linux/proc_fs.h>
@@ -24,6 +25,10 @@
 #include <linux/string.h>
 #include <linux/kallsyms.h>
 #include <linux/hash.h>
+#include <linux/cred.h>
+#include <linux/uidgid.h>
+#include <linux/moduleparam.h>
+#include <linux/module.h>
 #include <linux/kdev_t.h>
 
 #include "offsample.h"
@@ -34,6 +39,43 @@
 #define OFFS_PROC_DIR	"offsample"
 
 static struct proc_dir_entry *offs_proc_dir;
+/* The files a reader group may read; NULL outside init..exit. */
+static struct proc_dir_entry *offs_readable[4];
+static kgid_t offs_read_gid = INVALID_GID;
+
+/*
+ * Readable files are 0440 root:GROUP.  Without a group they belong to
+ * group root, and this check keeps them root-only (members of group root
+ * are not root).
+ */
+static int offs_may_read(void)
+{
+	kgid_t gid = READ_ONCE(offs_read_gid);
+
+	if (uid_eq(current_fsuid(), GLOBAL_ROOT_UID))
+		return 0;
+	if (gid_valid(gid) && in_group_p(gid))
+		return 0;
+	return -EACCES;
+}
+
+/* Parameter setter, under the module's kernel_param_lock. */
+int offs_procfs_set_group(kgid_t gid)
+{
+	unsigned int i;
+
+	WRITE_ONCE(offs_read_gid, gid);
+	for (i = 0; i < ARRAY_SIZE(offs_readable); i++)
+		if (offs_readable[i])
+			proc_set_user(offs_readable[i], GLOBAL_ROOT_UID,
+				      gid_valid(gid) ? gid : GLOBAL_ROOT_GID);
+	return 0;
+}
+
+kgid_t offs_procfs_group(void)
+{
+	return READ_ONCE(offs_read_gid);
+}
 
 /* Bytes that would break a TAB-separated, ';'-joined line are escaped. */
 static void offs_seq_escaped(struct seq_file *m, const char *s, size_t max)
@@ -327,6 +369,10 @@ static int offs_stacks_open_gen(struct file *file, struct offs_gen *gen,
 
 static int offs_stacks_open(struct inode *inode, struct file *file)
 {
+	int err = offs_may_read();
+
+	if (err)
+		return err;
 	return offs_stacks_open_gen(file, offs_table_get_current(), false);
 }
 
@@ -334,7 +380,10 @@ static int offs_stacks_open(struct inode *inode, struct file *file)
 static int offs_drain_open(struct inode *inode, struct file *file)
 {
 	struct offs_gen *gen;
+	int err = offs_may_read();
 
+	if (err)
+		return err;
 	gen = offs_table_swap(true);
 	if (IS_ERR(gen))
 		return PTR_ERR(gen);
@@ -476,7 +525,10 @@ static const struct seq_operations offs_threads_sops = {
 static int offs_threads_open(struct inode *inode, struct file *file)
 {
 	struct offs_threads_priv *p;
+	int err = offs_may_read();
 
+	if (err)
+		return err;
 	p = __seq_open_private(file, &offs_threads_sops, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
@@ -599,6 +651,10 @@ static int offs_stats_show(struct seq_file *m, void *v)
 
 static int offs_stats_open(struct inode *inode, struct file *file)
 {
+	int err = offs_may_read();
+
+	if (err)
+		return err;
 	return single_open(file, offs_stats_show, NULL);
 }
 
@@ -647,18 +703,39 @@ static OFFS_PROC_OPS offs_control_fops = {
 
 int offs_procfs_init(void)
 {
+	static const struct {
+		const char *name;
+		OFFS_PROC_OPS *fops;
+	} files[ARRAY_SIZE(offs_readable)] = {
+		{ "stacks", &offs_stacks_fops },
+		{ "drain", &offs_drain_fops },
+		{ "threads", &offs_threads_fops },
+		{ "stats", &offs_stats_fops },
+	};
+	struct proc_dir_entry *pde;
+	unsigned int i;
+
 	offs_proc_dir = proc_mkdir(OFFS_PROC_DIR, NULL);
 	if (!offs_proc_dir)
 		return -ENOMEM;
-	if (!proc_create("stacks", 0400, offs_proc_dir, &offs_stacks_fops) ||
-	    !proc_create("drain", 0400, offs_proc_dir, &offs_drain_fops) ||
-	    !proc_create("threads", 0400, offs_proc_dir, &offs_threads_fops) ||
-	    !proc_create("stats", 0400, offs_proc_dir, &offs_stats_fops) ||
-	    !proc_create("control", 0200, offs_proc_dir, &offs_control_fops)) {
-		proc_remove(offs_proc_dir);
-		return -ENOMEM;
+	if (!proc_create("control", 0200, offs_proc_dir, &offs_control_fops))
+		goto err;
+	kernel_param_lock(THIS_MODULE);
+	for (i = 0; i < ARRAY_SIZE(files); i++) {
+		pde = proc_create(files[i].name, 0440, offs_proc_dir,
+				  files[i].fops);
+		if (!pde) {
+			kernel_param_unlock(THIS_MODULE);
+			goto err;
+		}
+		offs_readable[i] = pde;
 	}
+	offs_procfs_set_group(offs_read_gid);
+	kernel_param_unlock(THIS_MODULE);
 	return 0;
+err:
+	offs_procfs_exit();
+	return -ENOMEM;
 }
 
 /*
@@ -667,5 +744,9 @@ int offs_procfs_init(void)
  */
 void offs_procfs_exit(void)
 {
+	/* The group setter must not touch entries that are going away. */
+	kernel_param_lock(THIS_MODULE);
+	memset(offs_readable, 0, sizeof(offs_readable));
+	kernel_param_unlock(THIS_MODULE);
 	proc_remove(offs_proc_dir);
 }
