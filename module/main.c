@@ -270,8 +270,9 @@ module_param_cb(user_stacks, &offs_bool_ops, &offs_user_stacks, 0644);
 MODULE_PARM_DESC(user_stacks, "Walk user stacks with frame pointers and map them to files (default 1)");
 module_param_cb(max_user_depth, &offs_max_user_depth_ops, &offs_max_user_depth, 0644);
 MODULE_PARM_DESC(max_user_depth, "User frames kept per stack, 1..128 (default 32)");
-module_param_cb(group, &offs_group_ops, NULL, 0644);
-MODULE_PARM_DESC(group, "Numeric group id allowed to read /proc/offsample (default: root only)");
+/* Read-only once loaded: see offs_procfs_set_group(). */
+module_param_cb(group, &offs_group_ops, NULL, 0444);
+MODULE_PARM_DESC(group, "Numeric group id allowed to read /proc/offsample, set at load time (default: root only)");
 module_param_cb(cgroup, &offs_cgroup_ops, NULL, 0644);
 MODULE_PARM_DESC(cgroup, "Sample only this cgroup v2 subtree, e.g. /system.slice/foo.service (default: everything)");
 

@@ -9,8 +9,8 @@
  *   control  write "reset" to discard the current generation
  *
  * Everything is root-only by default: kernel stacks are as sensitive as
- * /proc/PID/stack.  The group parameter lets one group read the results
- * (never write control).  Kernel addresses are never printed, only symbols.
+ * /proc/PID/stack.  The group parameter (at load time) lets one group read
+ * the results (never write control).  Kernel addresses are never printed, only symbols.
  * Large outputs stream through seq_file one page at a time.
  */
 #include <linux/proc_fs.h>
@@ -27,8 +27,6 @@
 #include <linux/hash.h>
 #include <linux/cred.h>
 #include <linux/uidgid.h>
-#include <linux/moduleparam.h>
-#include <linux/module.h>
 #include <linux/kdev_t.h>
 
 #include "offsample.h"
@@ -39,8 +37,7 @@
 #define OFFS_PROC_DIR	"offsample"
 
 static struct proc_dir_entry *offs_proc_dir;
-/* The files a reader group may read; NULL outside init..exit. */
-static struct proc_dir_entry *offs_readable[4];
+/* Set by the group parameter at load time, before the files exist. */
 static kgid_t offs_read_gid = INVALID_GID;
 
 /*
@@ -59,16 +56,14 @@ static int offs_may_read(void)
 	return -EACCES;
 }
 
-/* Parameter setter, under the module's kernel_param_lock. */
+/*
+ * Load-time only (the parameter is read-only in sysfs): /proc copies an
+ * entry's owner into its inode when the inode is created, so a later
+ * change would not reach files already looked up.
+ */
 int offs_procfs_set_group(kgid_t gid)
 {
-	unsigned int i;
-
 	WRITE_ONCE(offs_read_gid, gid);
-	for (i = 0; i < ARRAY_SIZE(offs_readable); i++)
-		if (offs_readable[i])
-			proc_set_user(offs_readable[i], GLOBAL_ROOT_UID,
-				      gid_valid(gid) ? gid : GLOBAL_ROOT_GID);
 	return 0;
 }
 
@@ -706,7 +701,7 @@ int offs_procfs_init(void)
 	static const struct {
 		const char *name;
 		OFFS_PROC_OPS *fops;
-	} files[ARRAY_SIZE(offs_readable)] = {
+	} files[] = {
 		{ "stacks", &offs_stacks_fops },
 		{ "drain", &offs_drain_fops },
 		{ "threads", &offs_threads_fops },
@@ -720,21 +715,18 @@ int offs_procfs_init(void)
 		return -ENOMEM;
 	if (!proc_create("control", 0200, offs_proc_dir, &offs_control_fops))
 		goto err;
-	kernel_param_lock(THIS_MODULE);
 	for (i = 0; i < ARRAY_SIZE(files); i++) {
 		pde = proc_create(files[i].name, 0440, offs_proc_dir,
 				  files[i].fops);
-		if (!pde) {
-			kernel_param_unlock(THIS_MODULE);
+		if (!pde)
 			goto err;
-		}
-		offs_readable[i] = pde;
+		/* No inode exists yet: the owner applies to all of them. */
+		if (gid_valid(offs_read_gid))
+			proc_set_user(pde, GLOBAL_ROOT_UID, offs_read_gid);
 	}
-	offs_procfs_set_group(offs_read_gid);
-	kernel_param_unlock(THIS_MODULE);
 	return 0;
 err:
-	offs_procfs_exit();
+	proc_remove(offs_proc_dir);
 	return -ENOMEM;
 }
 
@@ -744,9 +736,5 @@ err:
  */
 void offs_procfs_exit(void)
 {
-	/* The group setter must not touch entries that are going away. */
-	kernel_param_lock(THIS_MODULE);
-	memset(offs_readable, 0, sizeof(offs_readable));
-	kernel_param_unlock(THIS_MODULE);
 	proc_remove(offs_proc_dir);
 }

@@ -18,24 +18,29 @@ teardown_file() {
 }
 
 @test "/proc/offsample has exactly the documented files, root-only" {
-	run -0 stat -c '%n %a %U' $P/stacks $P/drain $P/threads $P/stats $P/control
-	assert_line "$P/stacks 400 root"
-	assert_line "$P/drain 400 root"
-	assert_line "$P/threads 400 root"
-	assert_line "$P/stats 400 root"
-	assert_line "$P/control 200 root"
+	run -0 stat -c '%n %a %U %G' $P/stacks $P/drain $P/threads $P/stats $P/control
+	assert_line "$P/stacks 440 root root"
+	assert_line "$P/drain 440 root root"
+	assert_line "$P/threads 440 root root"
+	assert_line "$P/stats 440 root root"
+	assert_line "$P/control 200 root root"
 	run -0 ls $P
 	assert_output "$(printf '%s\n' control drain stacks stats threads)"
 }
 
 @test "parameters have their documented defaults" {
-	run -0 cat $PARAM/enabled $PARAM/hz $PARAM/max_stacks $PARAM/max_depth $PARAM/kthreads $PARAM/key
-	assert_output "$(printf '%s\n' Y 9 8192 48 Y comm)"
+	run -0 cat $PARAM/enabled $PARAM/hz $PARAM/max_stacks $PARAM/max_depth $PARAM/kthreads $PARAM/key \
+		$PARAM/thread_cache $PARAM/user_stacks $PARAM/max_user_depth $PARAM/cgroup $PARAM/group
+	assert_output "$(printf '%s\n' Y 9 8192 48 Y comm 65536 Y 32 '' '')"
 }
 
 @test "an unprivileged user gets EACCES, never data" {
 	for f in stacks drain threads stats; do
 		run setpriv --reuid=65534 --regid=65534 --clear-groups cat $P/$f
+		assert_failure
+		assert_output --partial "Permission denied"
+		# Being in group root is not being root.
+		run setpriv --reuid=65534 --regid=0 --clear-groups cat $P/$f
 		assert_failure
 		assert_output --partial "Permission denied"
 	done
@@ -58,4 +63,31 @@ teardown_file() {
 	[ "$output" -gt 0 ]
 	run -0 stat_get memory_bytes
 	[ "$output" -gt 0 ]
+}
+
+@test "group=GID at load lets that group read, never write control" {
+	offs_load group=4242
+	assert_equal "$(cat $PARAM/group)" 4242
+	run -0 stat -c '%a %g' $P/stats $P/stacks $P/drain $P/threads $P/control
+	assert_output "$(printf '%s\n' '440 4242' '440 4242' '440 4242' '440 4242' '200 0')"
+	run -0 setpriv --reuid=65534 --regid=4242 --clear-groups head -n1 $P/stacks
+	assert_output --regexp '^# offsample stacks v[0-9]+$'
+	run -0 setpriv --reuid=65534 --regid=65534 --groups=4242 cat $P/stats
+	run setpriv --reuid=65534 --regid=4242 --clear-groups sh -c "echo reset > $P/control"
+	assert_failure
+	run setpriv --reuid=65534 --regid=4243 --clear-groups cat $P/stats
+	assert_failure
+	# Fixed once loaded: the files' owner cannot follow later changes.
+	run bash -c "echo 7 > $PARAM/group"
+	assert_failure
+	assert_equal "$(cat $PARAM/group)" 4242
+	offs_unload
+	for v in -2 abc 99999999999 4294967295; do
+		run insmod "$OFFS_KO" "group=$v"
+		assert_failure
+	done
+	offs_load
+	assert_equal "$(cat $PARAM/group)" ""
+	run setpriv --reuid=65534 --regid=4242 --clear-groups cat $P/stats
+	assert_failure
 }

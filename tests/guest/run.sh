@@ -19,7 +19,7 @@ if [ ! -f "$ko" ]; then
 fi
 # bats in a session of its own: whatever a failed test left running is
 # killed afterwards, so it cannot hold the console and keep the guest up.
-setsid bats --tap --print-output-on-failure tests/guest/ > "$out/guest.tap" 2> "$out/guest.stderr" &
+setsid bats --tap --timing --print-output-on-failure tests/guest/ > "$out/guest.tap" 2> "$out/guest.stderr" &
 bats_pid=$!
 wait $bats_pid
 rc=$?
