@@ -8,6 +8,8 @@
  * looked up from the id only when a file is read.  A cgroup removed since
  * prints as "cgroup-id:N".
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/cgroup.h>
 #include <linux/kernfs.h>
 #include <linux/mutex.h>
@@ -15,10 +17,56 @@
 
 #include "offsample.h"
 
-/* Protects the target cgroup and its path; held only briefly. */
+/*
+ * Protects the target cgroup, its path and offs_cg_live.  A sleeping lock:
+ * resolving a path takes kernfs locks.  Taken in parameter writes (under
+ * the module's kernel_param_lock) and by the sampler once per tick; the
+ * param lock is never taken under it.
+ */
 static DEFINE_MUTEX(offs_cg_lock);
 static struct cgroup *offs_cg_target;
 static char offs_cg_param[256];
+/*
+ * The target holds a cgroup reference only between offs_cgroup_init() and
+ * offs_cgroup_exit().  A write before init (insmod cgroup=...; init may
+ * still fail) or after exit (a sysfs write racing rmmod: the parameter
+ * files go away only after exit returns) stores the path alone, so no
+ * reference can outlive the module.
+ */
+static bool offs_cg_live;
+
+/*
+ * cgroup_get_from_path() walks every component with kernfs_find_ns(),
+ * which does not check that the parent is a directory; a component that
+ * is an open cgroup file ("/cgroup.procs/x") makes it walk the file's
+ * open-file list as if it were an rbtree of children (an oops).  Resolve
+ * one component more at a time instead: each prefix was checked to be a
+ * directory (cgroup_get_from_path() returns -ENOTDIR for anything else)
+ * before a name is looked up under it.
+ */
+static struct cgroup *offs_cg_resolve(char *path)
+{
+	struct cgroup *cg = NULL;	/* no component: the root, everything */
+	char *end = path, save;
+
+	for (;;) {
+		while (*end == '/')
+			end++;
+		if (!*end)
+			break;
+		end = strchrnul(end, '/');
+		save = *end;
+		*end = '\0';
+		if (cg)
+			cgroup_put(cg);
+		/* Sleeps: kernfs rwsem; relative to the writer's cgroup ns. */
+		cg = cgroup_get_from_path(path);
+		*end = save;
+		if (IS_ERR(cg))
+			break;
+	}
+	return cg;
+}
 
 u64 offs_task_cgid(struct task_struct *t)
 {
@@ -31,33 +79,64 @@ u64 offs_task_cgid(struct task_struct *t)
 	return id;
 }
 
+/* Resolve the stored path into the target; offs_cg_lock held. */
+static int offs_cg_apply(char *p)
+{
+	struct cgroup *cg, *old;
+
+	cg = offs_cg_resolve(p);	/* NULL for "", "/", "//" ... */
+	if (IS_ERR(cg))
+		return PTR_ERR(cg) == -ENOTDIR ? -ENOTDIR : -ENOENT;
+	old = offs_cg_target;
+	offs_cg_target = cg;
+	strscpy(offs_cg_param, cg ? p : "", sizeof(offs_cg_param));
+	if (old)
+		cgroup_put(old);
+	return 0;
+}
+
 /*
  * Restrict sampling to the subtree at path (relative to the cgroup v2
- * root, e.g. "/system.slice/postgresql.service"); "" or "/" removes the
- * restriction.
+ * root, e.g. "/system.slice/postgresql.service"); "", "/" (or only
+ * slashes) removes the restriction.  Before the module is initialised the path is only stored;
+ * offs_cgroup_init() resolves it.
  */
 int offs_cgroup_set(const char *path)
 {
 	char buf[sizeof(offs_cg_param)];
-	struct cgroup *cg = NULL, *old;
 	char *p;
+	int err = 0;
 
 	if (strscpy(buf, path, sizeof(buf)) < 0)
 		return -EINVAL;
 	p = strim(buf);
-	if (*p && strcmp(p, "/")) {
-		cg = cgroup_get_from_path(p);
-		if (IS_ERR(cg))
-			return PTR_ERR(cg) == -ENOENT ? -ENOENT : -EINVAL;
-	}
 	mutex_lock(&offs_cg_lock);
-	old = offs_cg_target;
-	offs_cg_target = cg;
-	strscpy(offs_cg_param, cg ? p : "", sizeof(offs_cg_param));
+	if (offs_cg_live)
+		err = offs_cg_apply(p);
+	else
+		strscpy(offs_cg_param, p, sizeof(offs_cg_param));
 	mutex_unlock(&offs_cg_lock);
-	if (old)
-		cgroup_put(old);
-	return 0;
+	return err;
+}
+
+/* Module init: resolve a cgroup= given at load time (ENOENT fails insmod). */
+int offs_cgroup_init(void)
+{
+	char buf[sizeof(offs_cg_param)];
+	int err;
+
+	mutex_lock(&offs_cg_lock);
+	strscpy(buf, offs_cg_param, sizeof(buf));
+	err = offs_cg_apply(buf);
+	if (!err)
+		offs_cg_live = true;
+	else
+		offs_cg_param[0] = '\0';
+	mutex_unlock(&offs_cg_lock);
+	if (err)
+		pr_err("cgroup=%s: %s\n", buf,
+		       err == -ENOTDIR ? "not a cgroup" : "no such cgroup");
+	return err;
 }
 
 int offs_cgroup_get_param(char *buf, size_t len)
@@ -116,5 +195,13 @@ int offs_cgroup_path(u64 id, char *buf, size_t len)
 
 void offs_cgroup_exit(void)
 {
-	offs_cgroup_set("");
+	struct cgroup *old;
+
+	mutex_lock(&offs_cg_lock);
+	offs_cg_live = false;
+	old = offs_cg_target;
+	offs_cg_target = NULL;
+	mutex_unlock(&offs_cg_lock);
+	if (old)
+		cgroup_put(old);
 }

@@ -280,9 +280,12 @@ static int __init offs_init(void)
 {
 	int err;
 
-	err = offs_classify_init();
+	err = offs_cgroup_init();
 	if (err)
 		return err;
+	err = offs_classify_init();
+	if (err)
+		goto err_cgroup;
 	err = offs_symcache_init();
 	if (err)
 		goto err_classify;
@@ -313,6 +316,7 @@ err_symcache:
 	offs_symcache_exit();
 err_classify:
 	offs_classify_exit();
+err_cgroup:
 	offs_cgroup_exit();
 	return err;
 }

@@ -227,6 +227,7 @@ struct offs_wobj;
 
 /* cgroup.c */
 u64 offs_task_cgid(struct task_struct *t);
+int offs_cgroup_init(void);
 int offs_cgroup_set(const char *path);
 int offs_cgroup_get_param(char *buf, size_t len);
 struct cgroup *offs_cgroup_target_get(void);

@@ -36,7 +36,7 @@
 /* Stack store, current generation pointer and its contents. */
 DEFINE_MUTEX(offs_table_lock);
 /* Held by the sampler for a whole tick and by generation swaps. */
-DEFINE_MUTEX(offs_tick_lock);
+static DEFINE_MUTEX(offs_tick_lock);
 
 static struct hlist_head *offs_stack_buckets;
 static unsigned int offs_stack_nbuckets;
