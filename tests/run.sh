@@ -4,8 +4,9 @@
 #   1. install what is missing (tests/lib/deps.sh, idempotent);
 #   2. build the module for every test kernel, and the workload;
 #   3. host suites: tests/host/*.bats (tools, renderer, packaging);
-#   4. guest suites: tests/guest/*.bats inside one virtme-ng boot per kernel
-#      (Debian 6.1 and 6.12; RT too with OFFS_KERNELS=all);
+#   4. guest suites: `make install` here (DKMS, for 60-install.bats), then
+#      tests/guest/*.bats inside one virtme-ng boot per kernel (Debian 6.1
+#      and 6.12; RT too with OFFS_KERNELS=all), then `make uninstall`;
 #   5. a summary; the last line is "N passed, N failed, N skipped" and the
 #      exit status is non-zero if anything failed or did not run.
 #
@@ -75,6 +76,18 @@ if [ $mode != host ]; then
 		fail_step "build workload"
 	fi
 	[ -n "$kernels" ] || fail_step "no test kernel installed (tests/vm/kernels.sh)"
+	# The guests share this machine's root filesystem: `make install`
+	# (DKMS) here for the installed-module suite 60-install.bats, the
+	# second kernel through its headers' postinst (the kernel upgrade
+	# path); removed again after the guests.
+	echo "== make install for the guests (packaging/guest-setup.sh)"
+	# shellcheck disable=SC2086
+	if packaging/guest-setup.sh before $kernels > "$RESULTS/guest-setup.log" 2>&1; then
+		trap 'packaging/guest-setup.sh after >> "$RESULTS/guest-setup.log" 2>&1' EXIT
+	else
+		cat "$RESULTS/guest-setup.log" >&2
+		fail_step "make install for the guests"
+	fi
 	for k in $kernels; do
 		if ! make --no-print-directory KVER="$k" module >"$RESULTS/build-$k.log" 2>&1; then
 			cat "$RESULTS/build-$k.log" >&2
@@ -96,6 +109,12 @@ if [ $mode != host ]; then
 		fi
 		record "guest $k" "$out/guest.tap"
 	done
+fi
+
+if [ $mode != host ]; then
+	trap - EXIT
+	packaging/guest-setup.sh after >> "$RESULTS/guest-setup.log" 2>&1 ||
+		fail_step "make uninstall after the guests"
 fi
 
 echo "== summary"

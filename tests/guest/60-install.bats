@@ -1,0 +1,159 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0
+# The installed module, the way users get it: `make install` on the host
+# (DKMS, packaging/guest-setup.sh before the guest boots), then in the
+# guest `modprobe offsample && cat /proc/offsample/stacks`, options from
+# /etc/modprobe.d, `modprobe -r`.  In the guest of a kernel whose module
+# DKMS built when that kernel's headers were installed (the kernel upgrade
+# path), also that it is that module.
+#
+# OFFS_GUEST_DKMS_BUILD=1 adds the whole upgrade inside the guest: the
+# headers postinst of another kernel runs here and DKMS builds for it
+# (slow under emulation: about 15 minutes).
+
+load lib
+
+STATE=$TOP/build/packaging-guest
+CONF=/etc/modprobe.d/offsample.conf
+
+# A string as an extended regular expression that matches only itself
+# (kernel releases contain "+" and ".").
+rq() { printf '%s' "$1" | sed 's/[][\.^$*+?(){}|]/\\&/g'; }
+
+setup_file() {
+	if ! modinfo -n offsample >/dev/null 2>&1; then
+		skip "offsample is not installed for $(uname -r): run packaging/guest-setup.sh before (make install on the host), see docs/PACKAGING.md"
+	fi
+	offs_unload
+	# /etc is a tmpfs overlay in the guest: what we write goes away with it,
+	# but keep the installed file to put it back for later suites.
+	if [ -f "$CONF" ]; then
+		cp "$CONF" "$BATS_FILE_TMPDIR/offsample.conf.saved"
+	fi
+}
+
+teardown_file() {
+	modprobe -r offsample 2>/dev/null || offs_unload
+	if [ -f "$BATS_FILE_TMPDIR/offsample.conf.saved" ]; then
+		cp "$BATS_FILE_TMPDIR/offsample.conf.saved" "$CONF"
+	else
+		rm -f "$CONF"
+	fi
+}
+
+@test "install: DKMS has offsample installed for the running kernel, in updates/dkms" {
+	run --separate-stderr dkms status -m offsample -k "$KREL"
+	assert_success
+	assert_output --regexp "^offsample/$(rq "$(cat "$TOP/VERSION")"), $(rq "$KREL"), x86_64: installed"
+	run modinfo -n offsample
+	assert_output --regexp "^/lib/modules/$(rq "$KREL")/updates/dkms/offsample\.ko(\.xz|\.gz|\.zst)?$"
+	run modinfo -F vermagic offsample
+	assert_output --regexp "^$(rq "$KREL") "
+	run modinfo -F version offsample
+	assert_output "$(cat "$TOP/VERSION")"
+}
+
+@test "install: modprobe offsample && cat /proc/offsample/stacks" {
+	run bash -c 'modprobe offsample && cat /proc/offsample/stacks'
+	assert_success
+	assert_line --regexp '^# offsample stacks v[0-9]+$'
+	assert_line "# kernel: $KREL"
+	[ -d /sys/module/offsample ]
+}
+
+@test "install: the example /etc/modprobe.d/offsample.conf changes nothing; defaults apply" {
+	[ -f "$BATS_FILE_TMPDIR/offsample.conf.saved" ] || skip "no $CONF installed"
+	run grep -v '^[[:space:]]*\(#\|$\)' "$BATS_FILE_TMPDIR/offsample.conf.saved"
+	assert_failure		# no active line
+	# What modprobe would run: the installed module, no options.
+	modprobe -r offsample 2>/dev/null || true
+	run modprobe -n -v offsample
+	assert_success
+	assert_output --regexp '^insmod /lib/modules/[^ ]*/offsample\.ko[^ ]* *$'
+}
+
+@test "install: the tools in /usr/local/sbin work with the loaded module" {
+	[ -d /sys/module/offsample ] || modprobe offsample
+	run /usr/local/sbin/offsample status
+	assert_success
+	assert_output --partial "hz="
+	run bash -c '/usr/local/sbin/stackcollapse-offsample < /proc/offsample/stacks > /dev/null'
+	assert_success
+	run man -w offsample
+	assert_success
+}
+
+@test "install: options in /etc/modprobe.d/offsample.conf are honoured by modprobe" {
+	modprobe -r offsample 2>/dev/null || true
+	printf 'options offsample hz=17 max_depth=20 key=pid\n' > "$CONF"
+	run modprobe -n -v offsample
+	assert_output --regexp '^insmod /lib/modules/[^ ]*/offsample\.ko[^ ]* +hz=17 max_depth=20 key=pid *$'
+	run modprobe offsample
+	assert_success
+	run cat /sys/module/offsample/parameters/hz
+	assert_output 17
+	run cat /sys/module/offsample/parameters/max_depth
+	assert_output 20
+	run cat /sys/module/offsample/parameters/key
+	assert_output --partial pid
+	run grep '^# hz: ' /proc/offsample/stacks
+	assert_output '# hz: 17'
+	# A command-line option wins over the file.
+	modprobe -r offsample
+	run modprobe offsample hz=23
+	assert_success
+	run cat /sys/module/offsample/parameters/hz
+	assert_output 23
+}
+
+@test "install: modprobe -r offsample unloads it" {
+	[ -d /sys/module/offsample ] || modprobe offsample
+	run modprobe -r offsample
+	assert_success
+	[ ! -e /sys/module/offsample ] || false
+	[ ! -e /proc/offsample ] || false
+	run grep -c '^offsample ' /proc/modules
+	assert_output 0
+}
+
+@test "install: after a kernel upgrade (headers installed), DKMS built the module this kernel loads" {
+	[ -f "$STATE/$KREL.how" ] || skip "no record of how offsample was installed ($STATE)"
+	[ "$(head -n1 "$STATE/$KREL.how")" = "kernel upgrade" ] ||
+		skip "$KREL got its module from make install; the upgrade path is checked in the other kernel's guest"
+	run cat "$STATE/$KREL.how"
+	assert_line --partial "dkms: running auto installation service for kernel $KREL"
+	assert_line --regexp "Installing to /lib/modules/$(rq "$KREL")/updates/dkms/?$"
+	run --separate-stderr dkms status -m offsample -k "$KREL"
+	assert_output --regexp ": installed"
+	run bash -c 'modprobe offsample && head -n 3 /proc/offsample/stacks && modprobe -r offsample'
+	assert_success
+	assert_line --regexp '^# offsample stacks'
+}
+
+@test "install: in the guest, installing another kernel's headers makes DKMS build for it (OFFS_GUEST_DKMS_BUILD=1)" {
+	[ "${OFFS_GUEST_DKMS_BUILD:-}" = 1 ] || skip "slow under emulation; set OFFS_GUEST_DKMS_BUILD=1 (docs/PACKAGING.md)"
+	local other="" k post v
+	v=$(cat "$TOP/VERSION")
+	for k in $("$TOP/packaging/install.sh" kernels); do
+		[ "$k" != "$KREL" ] && other=$k
+	done
+	[ -n "$other" ] || skip "no second kernel with headers installed"
+	# Forget what DKMS has for it (in the guest's overlay only), then do what
+	# apt does when that kernel's headers package is installed.
+	dkms remove -m offsample -v "$v" -k "$other" >/dev/null 2>&1 || true
+	run --separate-stderr dkms status -m offsample -k "$other"
+	refute_output --partial installed
+	post=/var/lib/dpkg/info/linux-headers-$other.postinst
+	if [ -x "$post" ]; then
+		run timeout 1800 "$post" configure
+	else
+		run timeout 1800 /etc/kernel/header_postinst.d/dkms "$other"
+	fi
+	echo "$output" > "$ARTIFACTS/dkms-upgrade-in-guest-$other.log"
+	assert_success
+	assert_output --partial "dkms: running auto installation service for kernel $other"
+	run --separate-stderr dkms status -m offsample -v "$v" -k "$other"
+	assert_output --regexp "^offsample/$(rq "$v"), $(rq "$other"), x86_64: installed"
+	run modinfo -k "$other" -F vermagic offsample
+	assert_output --regexp "^$(rq "$other") "
+}
