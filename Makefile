@@ -83,6 +83,10 @@ demo:
 
 # Packaging (DKMS, install/uninstall, .deb, kernel matrix, static checks).
 -include $(TOP)/mk/packaging.mk
+# Benchmarks against peers (make bench).
+-include $(TOP)/mk/bench.mk
+# Reliability: stress, fuzz, debug kernel, PREEMPT_RT (make stress, test-debug, test-rt).
+-include $(TOP)/mk/stress.mk
 
 clean:
 	rm -rf $(BUILD)

@@ -1,0 +1,39 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Reliability: stress, fuzz, debug kernel, PREEMPT_RT (docs/RELIABILITY.md).
+# Included by the top Makefile (-include $(TOP)/mk/stress.mk).
+#
+#   make stress       long stress + fuzz suites in a guest per test kernel
+#                     (OFFS_KERNELS=default|rt|all|"release ...")
+#   make test-debug   build (once, cached in OFFS_DEBUG_CACHE, default
+#                     /var/cache/offsample-debug-kernel) a KASAN + lockdep +
+#                     kmemleak + UBSAN + DEBUG_OBJECTS kernel, then run the
+#                     whole guest suite and the long stress suite on it
+#   make test-rt      the whole guest suite and the long stress suite on
+#                     Debian's 6.12 PREEMPT_RT kernel
+#
+# The short stress and fuzz suites (tests/guest/70-stress.bats,
+# 75-fuzz.bats) run in `make test` like every guest suite; their helper
+# programs are built with the workload.
+
+.PHONY: stress test-debug test-rt stress-helpers
+
+STRESS_HELPERS := $(BUILD)/stress/offs-churn $(BUILD)/stress/offs-fuzz \
+	$(BUILD)/stress/offs-memhog
+
+# tests/run.sh runs `make workload` before the guest suites.
+workload: $(STRESS_HELPERS)
+stress-helpers: $(STRESS_HELPERS)
+
+$(BUILD)/stress/%: $(TOP)/tests/stress/%.c
+	@mkdir -p $(BUILD)/stress
+	$(CC) -O2 -g -Wall -Wextra -Werror -pthread -o $@ $<
+
+stress:
+	@$(TOP)/tests/stress/run.sh stress
+
+test-debug:
+	@$(TOP)/tests/stress/run.sh debug
+
+test-rt:
+	@$(TOP)/tests/stress/run.sh rt

@@ -1,0 +1,135 @@
+#!/usr/bin/env bats
+# Bad input: tests/stress/offs-fuzz.c writes random bytes, huge, negative
+# and malformed numbers, empty and over-long strings, word lists and
+# cgroup paths to every writable parameter and to /proc/offsample/control,
+# one write(2) each, and checks every result against the documented
+# parsing: rejected with the documented errno and nothing changed, or
+# applied exactly as documented.  The module must stay healthy.
+#
+# OFFS_STRESS=short: 10000 inputs; long: 100000 (make stress, test-debug).
+
+load lib
+load ../stress/lib
+
+setup_file() {
+	load lib
+	load ../stress/lib
+	stress_setup
+}
+
+teardown() {
+	workload_stop
+	true
+}
+
+teardown_file() {
+	load lib
+	offs_unload
+	rmdir /sys/fs/cgroup/offs-fuzz/a/b/c /sys/fs/cgroup/offs-fuzz/a/b \
+		/sys/fs/cgroup/offs-fuzz/a /sys/fs/cgroup/offs-fuzz 2>/dev/null || true
+}
+
+@test "fuzzer: every input rejected or applied as documented, module healthy" {
+	local n seed out
+	n=$(stress_dur fuzz)
+	seed=${OFFS_FUZZ_SEED:-$(date +%s)}
+	offs_load hz=50
+	workload_start -n 2 sleep mutex pipe poll
+	run timeout 1800 "$(stress_bin offs-fuzz)" -n "$n" -s "$seed"
+	out=$output
+	echo "$out"
+	echo "$out" > "$ARTIFACTS/fuzz-$STRESS_MODE.txt"
+	[ "$status" -eq 0 ]
+	result fuzz seed "$seed"
+	result fuzz inputs "$(awk '$1 == "inputs" { print $2 }' <<< "$out")"
+	result fuzz accepted "$(awk '$1 == "accepted" { print $2 }' <<< "$out")"
+	result fuzz rejected "$(awk '$1 == "rejected" { print $2 }' <<< "$out")"
+	result fuzz mismatches "$(awk '$1 == "mismatches" { print $2 }' <<< "$out")"
+	result fuzz seconds "$(awk '$1 == "seconds" { print $2 }' <<< "$out")"
+	[ "$(awk '$1 == "inputs" { print $2 }' <<< "$out")" -ge "$n" ]
+	# Still sampling, still consistent, and it unloads.
+	workload_stop
+	echo 0 > $PARAM/enabled
+	run -0 cat $P/stacks
+	assert_line --index 0 "# offsample stacks v2"
+	assert_equal "$(stat_get offcpu)" $(( $(stat_get samples) + $(stat_get dropped) ))
+	run -0 rmmod offsample
+	stress_dmesg_clean
+}
+
+@test "parameters given at load time are validated the same way" {
+	local v
+	offs_unload
+	for v in hz=0 hz=1001 hz=-1 hz=abc max_stacks=15 max_depth=129 \
+		 thread_cache=4194305 key=bogus enabled=2 group=4294967295 \
+		 cgroup=/offs-no-such-cgroup max_user_depth=0; do
+		run insmod "$OFFS_KO" "$v"
+		assert_failure
+		[ ! -d /sys/module/offsample ]
+	done
+	run -0 insmod "$OFFS_KO" hz=1000 max_stacks=16 max_depth=1 key=pid,tid,tname,wobj \
+		thread_cache=0 user_stacks=0 max_user_depth=128 group=4294967294 cgroup=/
+	assert_equal "$(cat $PARAM/group)" 4294967294
+	run -0 rmmod offsample
+	stress_dmesg_clean
+}
+
+@test "a load that fails on a later parameter leaks no cgroup reference" {
+	local dying0 dying1 i
+	mkdir -p /sys/fs/cgroup/offs-loadleak
+	dying0=$(awk '$1 == "nr_dying_descendants" { print $2 }' /sys/fs/cgroup/cgroup.stat)
+	# cgroup= is parsed before hz=0 fails the load: nothing may hold the cgroup.
+	run insmod "$OFFS_KO" cgroup=/offs-loadleak hz=0
+	assert_failure
+	rmdir /sys/fs/cgroup/offs-loadleak
+	for i in $(seq 1 20); do
+		dying1=$(awk '$1 == "nr_dying_descendants" { print $2 }' /sys/fs/cgroup/cgroup.stat)
+		[ "$dying1" -le "$dying0" ] && break
+		sleep 0.5
+	done
+	result fuzz load_fail_cgroups_left_dying $((dying1 - dying0))
+	assert_equal "$dying1" "$dying0"
+}
+
+# A kernfs walk does not check that a component is a directory; through an
+# open cgroup file it used to oops (kernfs_find_ns on 6.1 and 6.12).  The
+# module now resolves one component at a time.  See
+# tests/stress/repro-cgroup-file-walk.sh and docs/RELIABILITY.md.
+@test "cgroup path through an open cgroup file is rejected (ENOTDIR), no oops" {
+	offs_load
+	exec 9</sys/fs/cgroup/cgroup.procs
+	run bash -c "echo /cgroup.procs/x > $PARAM/cgroup"
+	exec 9<&-
+	assert_failure
+	assert_output --partial "Not a directory"
+	run bash -c "echo /cgroup.procs > $PARAM/cgroup"
+	assert_failure
+	assert_output --partial "Not a directory"
+	assert_equal "$(cat $PARAM/cgroup)" ""
+	run insmod "$OFFS_KO" cgroup=/cgroup.procs/x
+	assert_failure
+	stress_dmesg_clean
+}
+
+@test "cgroup= writes racing rmmod leave no cgroup reference behind" {
+	local dying0 dying1 i w
+	mkdir -p /sys/fs/cgroup/offs-rmrace
+	dying0=$(awk '$1 == "nr_dying_descendants" { print $2 }' /sys/fs/cgroup/cgroup.stat)
+	for i in $(seq 1 10); do
+		offs_load hz=1000
+		# set +e: the writes fail once the module is gone; keep writing.
+		( set +e; while :; do echo /offs-rmrace > $PARAM/cgroup; done ) >/dev/null 2>&1 &
+		w=$!
+		sleep 0.2
+		rmmod offsample
+		kill $w
+		wait $w 2>/dev/null || true
+	done
+	rmdir /sys/fs/cgroup/offs-rmrace
+	for i in $(seq 1 20); do
+		dying1=$(awk '$1 == "nr_dying_descendants" { print $2 }' /sys/fs/cgroup/cgroup.stat)
+		[ "$dying1" -le "$dying0" ] && break
+		sleep 0.5
+	done
+	assert_equal "$dying1" "$dying0"
+}

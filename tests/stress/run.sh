@@ -1,0 +1,112 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Host side of `make stress`, `make test-debug` and `make test-rt`.
+#
+#   tests/stress/run.sh stress   long stress + fuzz suites (05-security,
+#                                70-stress, 75-fuzz, 99-dmesg with
+#                                OFFS_STRESS=long) on each test kernel
+#                                (OFFS_KERNELS: default|rt|all|"rel ...")
+#   tests/stress/run.sh rt       every guest suite, then the long suites, on
+#                                Debian's 6.12 PREEMPT_RT kernel
+#   tests/stress/run.sh debug    the same on the debug kernel built (once,
+#                                cached) by tests/stress/debug-kernel.sh
+#
+# Results: build/stress-results/<mode>-<kernel>/ (TAP, stress-results.txt,
+# dmesg.txt, kmemleak); a summary with the figures and the time each guest
+# took is printed and written to build/stress-results/summary-<mode>.txt.
+# Exit status non-zero if anything failed.
+set -u
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$TOP"
+mode=${1:-}
+case "$mode" in
+stress|rt|debug) ;;
+*) echo "usage: $0 stress|rt|debug" >&2; exit 2 ;;
+esac
+
+RES=$TOP/build/stress-results
+mkdir -p "$RES"
+SUMMARY=$RES/summary-$mode.txt
+: > "$SUMMARY"
+failed=0
+
+say() { echo "$*" | tee -a "$SUMMARY"; }
+
+groups="build test vm"
+[ "$mode" = rt ] && groups="$groups rt"
+# shellcheck disable=SC2086
+tests/lib/deps.sh $groups || { say "FAILED: installing dependencies"; exit 1; }
+hash -r
+make --no-print-directory workload stress-helpers >/dev/null || { say "FAILED: building workload and helpers"; exit 1; }
+
+# tap_counts FILE: "P passed, F failed, S skipped"
+tap_counts() {
+	if [ ! -s "$1" ]; then
+		echo "no results"
+		return
+	fi
+	awk -f tests/lib/tap-summary.awk "$1" | tail -n1 |
+		awk '{ printf "%d passed, %d failed, %d skipped", $1, $2, $3 }'
+}
+
+# run_one NAME RUNNER KERNEL_ARG WHAT [runner options...]
+run_one() {
+	local name=$1 runner=$2 karg=$3 what=$4 out start rc
+	shift 4
+	out=$RES/$name
+	rm -rf "$out"
+	mkdir -p "$out"
+	say "== $name: guest ($what), $(date -u +%H:%M:%SZ)"
+	start=$(date +%s)
+	"$runner" "$@" "$karg" "$out" -- tests/stress/guest.sh "$what" "$out"
+	rc=$?
+	say "   $name: exit $rc after $(( $(date +%s) - start ))s"
+	if [ -d "$out/core" ]; then
+		say "   core suites:   $(tap_counts "$out/core/guest.tap")"
+	fi
+	say "   long suites:   $(tap_counts "$out/long/stress.tap")"
+	if [ -s "$out/long/stress-results.txt" ]; then
+		sed 's/^/     /' "$out/long/stress-results.txt" | tee -a "$SUMMARY" > /dev/null
+	fi
+	local splats
+	splats=$(grep -c -E 'BUG:|WARNING:|Oops|general protection|lockdep|KASAN|UBSAN|kmemleak:.*new suspected|hung_task|blocked for more than|sleeping function called|INFO: task' "$out/dmesg.txt" 2>/dev/null || true)
+	say "   dmesg splat lines: ${splats:-unknown}"
+	if [ -f "$out/kmemleak-final.txt" ]; then
+		say "   kmemleak (final scan): $(grep -c '^unreferenced object' "$out/kmemleak-final.txt") objects," \
+			"$(grep -c -E 'offs_|\[offsample\]' "$out/kmemleak-final.txt") lines naming offsample"
+	fi
+	[ "$rc" = 0 ] || failed=1
+}
+
+case "$mode" in
+stress)
+	case "${OFFS_KERNELS:-default}" in
+	default|rt|all) kernels=$(tests/vm/kernels.sh "${OFFS_KERNELS:-default}") ;;
+	*) kernels=$OFFS_KERNELS ;;
+	esac
+	for k in $kernels; do
+		make --no-print-directory KVER="$k" module > "$RES/build-$k.log" 2>&1 ||
+			{ say "FAILED: module build for $k"; failed=1; continue; }
+		run_one "stress-$k" tests/vm/run-guest.sh "$k" long --timeout 5400
+	done
+	;;
+rt)
+	k=$(tests/vm/kernels.sh rt)
+	[ -n "$k" ] || { say "FAILED: no 6.12 -rt kernel with headers installed"; exit 1; }
+	make --no-print-directory KVER="$k" module > "$RES/build-$k.log" 2>&1 ||
+		{ say "FAILED: module build for $k"; exit 1; }
+	run_one "rt-$k" tests/vm/run-guest.sh "$k" full+long --timeout 7200
+	;;
+debug)
+	start=$(date +%s)
+	tree=$(tests/stress/debug-kernel.sh) || { say "FAILED: building the debug kernel"; exit 1; }
+	say "== debug kernel: $tree (ready after $(( $(date +%s) - start ))s; build log in $(dirname "$tree")/build.log)"
+	make --no-print-directory KDIR="$tree" module > "$RES/build-debug.log" 2>&1 ||
+		{ cat "$RES/build-debug.log"; say "FAILED: module build against $tree"; exit 1; }
+	k=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' "$tree/include/generated/utsrelease.h")
+	run_one "debug-$k" tests/stress/run-guest-tree.sh "$tree" full+long --timeout 14400 --memory 3G
+	;;
+esac
+
+say "== $mode: $([ $failed = 0 ] && echo PASSED || echo FAILED)"
+exit $failed
