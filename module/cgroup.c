@@ -181,7 +181,7 @@ bool offs_task_in_cgroup(struct task_struct *t, struct cgroup *cg)
 /* Path of a cgroup from its id, for printing; may sleep. */
 int offs_cgroup_path(u64 id, char *buf, size_t len)
 {
-	struct cgroup *cg = cgroup_get_from_id(id);
+	struct cgroup *cg = offs_cgroup_get_from_id(id);
 	int n;
 
 	if (IS_ERR_OR_NULL(cg))

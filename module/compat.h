@@ -69,6 +69,19 @@
 #define offs_file_user_path(f)	(&(f)->f_path)
 #endif
 
+/*
+ * cgroup_get_from_id() (a cgroup id back to its cgroup, for printing its
+ * path) is exported since 6.1; before, paths print as "cgroup-id:N".
+ */
+#ifdef OFFS_HAVE_CGROUP_GET_FROM_ID
+#define offs_cgroup_get_from_id(id)	cgroup_get_from_id(id)
+#else
+static inline struct cgroup *offs_cgroup_get_from_id(u64 id)
+{
+	return ERR_PTR(-EOPNOTSUPP);
+}
+#endif
+
 /* inode_get_mtime() arrived with the 6.7 timestamp accessors. */
 #ifdef OFFS_HAVE_INODE_GET_MTIME
 #define offs_inode_mtime(inode)	inode_get_mtime(inode)
