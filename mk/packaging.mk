@@ -26,7 +26,7 @@ offs_pkg_env = TOP='$(TOP)' BUILD='$(BUILD)' DESTDIR='$(DESTDIR)' PREFIX='$(PREF
 	PURGE='$(PURGE)' NO_APT='$(NO_APT)'
 
 .PHONY: install uninstall deb matrix check checkpatch sparse dkms-src dkms-status \
-	help-packaging
+	help-packaging test-dkms-upgrade
 
 install:
 	@$(offs_pkg_env) $(TOP)/packaging/install.sh install
@@ -64,6 +64,12 @@ sparse:
 	@BUILD='$(BUILD)' NO_APT='$(NO_APT)' CHECK_KERNELS='$(CHECK_KERNELS)' \
 		$(TOP)/packaging/check.sh sparse
 
+# The kernel upgrade inside a guest (slow under emulation, not in make test):
+# make install here for the first test kernel, boot it, install the other
+# kernel's headers' DKMS hook there and check DKMS built for it.
+test-dkms-upgrade:
+	@$(TOP)/packaging/dkms-upgrade-test.sh
+
 help-packaging:
 	@echo "make install [PREFIX=] [MODULE=auto|dkms|kbuild|none] [KVER=|KERNELS=] [LOAD_AT_BOOT=1]"
 	@echo "                                 DKMS module for every kernel with headers, tools, man pages, config"
@@ -71,4 +77,5 @@ help-packaging:
 	@echo "make deb                         offsample-dkms and offsample-tools .debs in build/deb/"
 	@echo "make matrix                      build against every supported Debian header package"
 	@echo "make check                       checkpatch.pl --strict and sparse on module/"
+	@echo "make test-dkms-upgrade           a kernel upgrade through DKMS inside a guest (slow)"
 	@echo "make dkms-src | dkms-status      DKMS source tree in build/dkms/ | dkms status"

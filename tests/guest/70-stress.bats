@@ -265,19 +265,3 @@ fault_injection_stop() {
 	stress_check_memory mem "$BASE_MEM"
 	stress_dmesg_clean
 }
-
-@test "kmemleak: no unreferenced object allocated by offsample" {
-	kmemleak_available || skip "no kmemleak in this kernel"
-	offs_load hz=100 key=tid,wobj
-	workload_start -n 2 sleep mutex pipe
-	sleep 3
-	workload_stop
-	stress_quiesced_memory > /dev/null
-	kmemleak_scan loaded > /dev/null
-	run grep -c -E 'offs_|\[offsample\]' "$ARTIFACTS/kmemleak-loaded.txt"
-	result kmemleak offsample_objects "$output"
-	if [ "$output" != 0 ]; then
-		cat "$ARTIFACTS/kmemleak-loaded.txt"
-		return 1
-	fi
-}

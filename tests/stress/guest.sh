@@ -24,9 +24,12 @@ fi
 mkdir -p "$out/long"
 export OFFS_ARTIFACTS=$out/long OFFS_STRESS=long
 start=$(date +%s)
-setsid bats --tap --print-output-on-failure \
-	tests/guest/05-security.bats tests/guest/70-stress.bats \
-	tests/guest/75-fuzz.bats tests/guest/99-dmesg.bats \
+suites="tests/guest/05-security.bats tests/guest/70-stress.bats tests/guest/75-fuzz.bats"
+# kmemleak (the debug kernel): its own suite, run only where it exists.
+mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug 2>/dev/null
+[ -w /sys/kernel/debug/kmemleak ] && suites="$suites tests/guest/debug/80-kmemleak.bats"
+# shellcheck disable=SC2086
+setsid bats --tap --print-output-on-failure $suites tests/guest/99-dmesg.bats \
 	> "$out/long/stress.tap" 2> "$out/long/stress.stderr" &
 bats_pid=$!
 wait $bats_pid || rc=1
