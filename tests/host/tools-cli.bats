@@ -28,10 +28,17 @@ root_only_tree() {
 	chmod 0400 "$FP"/stacks "$FP"/drain "$FP"/stats "$FP"/threads
 	chmod 0200 "$FP"/control
 	chmod 0644 "$FS"/*
+	# A copy of the tools nobody can run wherever the checkout is (a
+	# private mktemp directory, /root ...).
+	cp -r "$ROOT/tools" "$ROOT/flamegraph" "$NP/"
+	chmod -R a+rX "$NP/tools" "$NP/flamegraph"
 }
 as_nobody() {
+	local cmd=$1
+	shift
+	[ "$cmd" = "$OFFS" ] && cmd=$NP/tools/offsample
 	setpriv --reuid=65534 --regid=65534 --clear-groups env -u HOME \
-		OFFSAMPLE_PROC="$OFFSAMPLE_PROC" OFFSAMPLE_SYS="$OFFSAMPLE_SYS" "$@"
+		OFFSAMPLE_PROC="$OFFSAMPLE_PROC" OFFSAMPLE_SYS="$OFFSAMPLE_SYS" "$cmd" "$@"
 }
 
 # ------------------------------------------------------------ help
@@ -216,7 +223,7 @@ EOF
 
 @test "report: real captures, numbers computed independently from the file; --top; --offsets" {
 	local f r l n tot hz want stacks shown
-	for f in "$D61" "$D612"; do
+	for f in "$D61" "$D612" "$D61V2" "$D612V2"; do
 		run -0 "$OFFS" report --top 2 "$f"
 		local out=$output
 		tot=$(awk -F'\t' '!/^#/ { t += $1 } END { print t }' "$f")
@@ -224,8 +231,9 @@ EOF
 		assert_line "# samples: $tot"
 		assert_line "$(awk -v t="$tot" -v h="$hz" 'BEGIN { printf "  %-16s %10d %8s %10.2f", "total", t, "100.00%", t / h }')"
 		shown=0
-		for r in idle ipc sleep net io lock sched; do
-			case $r in idle) l=D ;; ipc) l=P ;; sleep) l=Z ;; net) l=N ;; io) l=I ;; lock) l=L ;; sched) l=S ;; esac
+		for r in idle ipc sleep net io lock sched fault stopped other; do
+			case $r in idle) l=D ;; ipc) l=P ;; sleep) l=Z ;; net) l=N ;; io) l=I ;; lock) l=L ;; sched) l=S ;;
+			fault) l=F ;; stopped) l=T ;; other) l=O ;; esac
 			n=$(awk -F'\t' -v r="$r" '!/^#/ && $2 == r { s += $1 } END { print s + 0 }' "$f")
 			[ "$n" -gt 0 ] || continue
 			want=$(awk -v n="$n" -v t="$tot" -v h="$hz" -v x="[$l] $r" 'BEGIN { printf "  %-16s %10d %7.2f%% %10.2f", x, n, 100 * n / t, n / h }')

@@ -70,7 +70,8 @@ EOF
 
 @test "stackcollapse-offsample: real captures: flamegraph.pl regex, root first, totals per reason" {
 	local f
-	for f in "$D61" "$D612" "$SFIX/workload-spin-6.1.0.txt" "$SFIX/workload-spin-6.12.117.txt"; do
+	for f in "$D61" "$D612" "$SFIX/workload-spin-6.1.0.txt" "$SFIX/workload-spin-6.12.117.txt" \
+		 "$D61V2" "$D612V2" "$SFIX/workload-spin-v2-6.1.0.txt" "$SFIX/workload-spin-v2-6.12.117.txt"; do
 		"$SCO" "$f" > "$T/folded"
 		# Every line parses as flamegraph.pl expects.
 		run -0 perl -ne "chomp; \$bad++ unless /$FOLDED_RE/; END { print \$bad // 0 }" "$T/folded"
