@@ -78,11 +78,20 @@ static struct offs_upath *offs_upath_intern(const struct offs_upath *k,
 			return p;
 		}
 	}
-	if (offs_nupaths >= READ_ONCE(offs_max_stacks))
+	if (offs_nupaths >= READ_ONCE(offs_max_stacks)) {
+		OFFS_STAT_ADD(user_dropped, 1);
 		return NULL;
-	p = kmalloc(sizeof(*p) + len + 1, GFP_KERNEL | __GFP_NOWARN);
-	if (!p)
+	}
+	/*
+	 * The sampled task's mmap lock is held: never enter reclaim here.
+	 * Reclaim could wait for the OOM victim, whose exit (or whose
+	 * queued mmap writer) waits for that lock.
+	 */
+	p = kmalloc(sizeof(*p) + len + 1, GFP_NOWAIT | __GFP_NOWARN);
+	if (!p) {
+		OFFS_STAT_ADD(user_dropped, 1);
 		return NULL;
+	}
 	*p = *k;
 	p->hash = hash;
 	p->refs = 1;
@@ -156,7 +165,8 @@ static struct offs_ustack *offs_ustack_intern(const struct offs_uframe *f,
 		OFFS_STAT_ADD(user_dropped, 1);
 		goto out;
 	}
-	us = kmalloc(offs_ustack_size(depth), GFP_KERNEL | __GFP_NOWARN);
+	/* Usually under the sampled task's mmap lock: no reclaim (see above). */
+	us = kmalloc(offs_ustack_size(depth), GFP_NOWAIT | __GFP_NOWARN);
 	if (!us) {
 		OFFS_STAT_ADD(user_dropped, 1);
 		goto out;

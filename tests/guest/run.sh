@@ -17,6 +17,14 @@ if [ ! -f "$ko" ]; then
 	echo "not ok 1 module built for $(uname -r) ($ko missing)" >> "$out/guest.tap"
 	exit 1
 fi
+# If anything hangs, leave evidence: the hung-task detector reports after
+# 60 s and the kernel log is copied out as it is written (dmesg.txt at the
+# end is not written when the guest is killed by the timeout).
+echo 60 > /proc/sys/kernel/hung_task_timeout_secs 2>/dev/null
+dmesg -w > "$out/dmesg-live.txt" 2>&1 &
+dmesg_pid=$!
+# No single test may take the whole guest down with it.
+export BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-600}
 # bats in a session of its own: whatever a failed test left running is
 # killed afterwards, so it cannot hold the console and keep the guest up.
 setsid bats --tap --timing --print-output-on-failure tests/guest/ > "$out/guest.tap" 2> "$out/guest.stderr" &
@@ -24,5 +32,6 @@ bats_pid=$!
 wait $bats_pid
 rc=$?
 kill -KILL -- -$bats_pid 2>/dev/null
+kill $dmesg_pid 2>/dev/null
 dmesg > "$out/dmesg.txt"
 exit $rc
