@@ -133,7 +133,7 @@ random_param() {
 	local d=$BATS_TEST_TMPDIR cycles i rc dying0 dying1 writers
 	cycles=$(stress_dur cycles)
 	mkdir -p /sys/fs/cgroup/offs-stress
-	dying0=$(awk '$1 == "nr_dying_descendants" { print $2 }' /sys/fs/cgroup/cgroup.stat)
+	dying0=$(cgroups_dying)
 	"$(stress_bin offs-churn)" -d 100000 -t 2 -b 8 -p 1 -z 0 > /dev/null 3>&- &
 	CHURN_PID=$!
 	for i in $(seq 1 "$cycles"); do
@@ -157,11 +157,7 @@ random_param() {
 	result cycles reads "$(cat "$d"/c*/reads.* 2>/dev/null | awk '{ s += $1 } END { print s + 0 }')"
 	# A cgroup reference the module forgot would keep the cgroup dying.
 	rmdir /sys/fs/cgroup/offs-stress
-	for i in $(seq 1 20); do
-		dying1=$(awk '$1 == "nr_dying_descendants" { print $2 }' /sys/fs/cgroup/cgroup.stat)
-		[ "$dying1" -le "$dying0" ] && break
-		sleep 0.5
-	done
+	dying1=$(cgroups_dying_settle "$dying0")
 	result cycles cgroups_left_dying $((dying1 - dying0))
 	assert_equal "$dying1" "$dying0"
 	stress_dmesg_clean

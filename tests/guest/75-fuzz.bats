@@ -77,16 +77,12 @@ teardown_file() {
 @test "a load that fails on a later parameter leaks no cgroup reference" {
 	local dying0 dying1 i
 	mkdir -p /sys/fs/cgroup/offs-loadleak
-	dying0=$(awk '$1 == "nr_dying_descendants" { print $2 }' /sys/fs/cgroup/cgroup.stat)
+	dying0=$(cgroups_dying)
 	# cgroup= is parsed before hz=0 fails the load: nothing may hold the cgroup.
 	run insmod "$OFFS_KO" cgroup=/offs-loadleak hz=0
 	assert_failure
 	rmdir /sys/fs/cgroup/offs-loadleak
-	for i in $(seq 1 20); do
-		dying1=$(awk '$1 == "nr_dying_descendants" { print $2 }' /sys/fs/cgroup/cgroup.stat)
-		[ "$dying1" -le "$dying0" ] && break
-		sleep 0.5
-	done
+	dying1=$(cgroups_dying_settle "$dying0")
 	result fuzz load_fail_cgroups_left_dying $((dying1 - dying0))
 	assert_equal "$dying1" "$dying0"
 }
@@ -114,7 +110,7 @@ teardown_file() {
 @test "cgroup= writes racing rmmod leave no cgroup reference behind" {
 	local dying0 dying1 i w
 	mkdir -p /sys/fs/cgroup/offs-rmrace
-	dying0=$(awk '$1 == "nr_dying_descendants" { print $2 }' /sys/fs/cgroup/cgroup.stat)
+	dying0=$(cgroups_dying)
 	for i in $(seq 1 10); do
 		offs_load hz=1000
 		# set +e: the writes fail once the module is gone; keep writing.
@@ -126,10 +122,6 @@ teardown_file() {
 		wait $w 2>/dev/null || true
 	done
 	rmdir /sys/fs/cgroup/offs-rmrace
-	for i in $(seq 1 20); do
-		dying1=$(awk '$1 == "nr_dying_descendants" { print $2 }' /sys/fs/cgroup/cgroup.stat)
-		[ "$dying1" -le "$dying0" ] && break
-		sleep 0.5
-	done
+	dying1=$(cgroups_dying_settle "$dying0")
 	assert_equal "$dying1" "$dying0"
 }

@@ -57,6 +57,23 @@ stress_setup() {
 	mkdir -p "$ARTIFACTS"
 }
 
+# cgroups removed but still referenced (a leaked reference keeps one dying).
+cgroups_dying() {
+	awk '$1 == "nr_dying_descendants" { print $2 }' /sys/fs/cgroup/cgroup.stat
+}
+
+# cgroups_dying_settle BASE: the dying count once it is back to BASE, or
+# after 10 s what it still is.
+cgroups_dying_settle() {
+	local n i
+	for i in $(seq 1 20); do
+		n=$(cgroups_dying)
+		[ "$n" -le "$1" ] && break
+		sleep 0.5
+	done
+	echo "$n"
+}
+
 # Also count hung tasks and RT "sleeping function" reports as splats.
 stress_dmesg_clean() {
 	dmesg_clean || return 1

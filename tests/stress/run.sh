@@ -104,7 +104,7 @@ debug)
 	make --no-print-directory KDIR="$tree" module > "$RES/build-debug.log" 2>&1 ||
 		{ cat "$RES/build-debug.log"; say "FAILED: module build against $tree"; exit 1; }
 	k=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' "$tree/include/generated/utsrelease.h")
-	run_one "debug-$k" tests/stress/run-guest-tree.sh "$tree" full+long --timeout 14400 --memory 3G
+	run_one "debug-$k" tests/vm/run-guest.sh "$tree" full+long --timeout 14400 --memory 3G
 	;;
 esac
 

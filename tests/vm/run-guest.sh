@@ -3,7 +3,7 @@
 # Boot a Debian kernel under virtme-ng (QEMU, software emulation) with the
 # host filesystem shared read-only and run one command inside as root.
 #
-#   tests/vm/run-guest.sh [options] KERNEL_RELEASE OUTDIR -- COMMAND...
+#   tests/vm/run-guest.sh [options] KERNEL_RELEASE|KERNEL_TREE OUTDIR -- COMMAND...
 #
 # OUTDIR is shared read-write with the guest (its /tmp is not the host's):
 # whatever the command writes there comes back.  The guest's console goes to
@@ -34,10 +34,23 @@ kver=$1
 out=$(mkdir -p "$2" && cd "$2" && pwd)
 shift 3
 
-kernel=/boot/vmlinuz-$kver
-if [ ! -r "$kernel" ]; then
-	echo "run-guest.sh: no kernel image $kernel" >&2
-	exit 125
+# KERNEL_RELEASE is an installed Debian kernel, or the directory of a
+# kernel built from source (the debug kernel of tests/stress/debug-kernel.sh:
+# booted with its own modules; the guest sees OFFS_KTREE=that directory).
+ktree=
+if [ -d "$kver" ]; then
+	ktree=$(cd "$kver" && pwd)
+	kernel=$ktree
+	if [ ! -r "$ktree/arch/x86/boot/bzImage" ]; then
+		echo "run-guest.sh: no $ktree/arch/x86/boot/bzImage" >&2
+		exit 125
+	fi
+else
+	kernel=/boot/vmlinuz-$kver
+	if [ ! -r "$kernel" ]; then
+		echo "run-guest.sh: no kernel image $kernel" >&2
+		exit 125
+	fi
 fi
 if ! command -v vng >/dev/null 2>&1; then
 	echo "run-guest.sh: vng (virtme-ng) not found; run tests/lib/deps.sh vm" >&2
@@ -47,6 +60,7 @@ fi
 # The command runs from a script in OUTDIR so quoting survives the trip.
 {
 	echo '#!/bin/bash'
+	[ -n "$ktree" ] && echo "export OFFS_KTREE=$(printf '%q' "$ktree")"
 	echo "cd $(printf '%q' "$PWD") || exit 125"
 	printf '%q ' "$@"
 	echo
