@@ -43,9 +43,13 @@ teardown_file() {
 
 @test "two drains at once get disjoint generations" {
 	sleep 1
+	local pa pb
 	cat $P/drain > "$BATS_TEST_TMPDIR/a" &
+	pa=$!
 	cat $P/drain > "$BATS_TEST_TMPDIR/b" &
-	wait
+	pb=$!
+	# Not a bare wait: bats' per-test timeout watchdog is a child too.
+	wait $pa $pb
 	ga=$(hdr_get generation "$BATS_TEST_TMPDIR/a")
 	gb=$(hdr_get generation "$BATS_TEST_TMPDIR/b")
 	[ "$ga" != "$gb" ]
