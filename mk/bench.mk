@@ -1,0 +1,36 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Benchmarks, included by the top-level Makefile (TOP, BUILD, KVER come from
+# there).  docs/BENCHMARKS.md is the result of the last full run.
+#
+#   make bench                   everything: install, build, boot one guest
+#                                (or run here if this kernel loads modules),
+#                                measure, write docs/BENCHMARKS.md
+#   make bench BENCH_QUICK=1     a short smoke run; report in build/bench/
+#   make bench BENCH_KERNEL=rel  the guest kernel (default: first line of
+#                                tests/vm/kernels.sh)
+#   make bench-helpers           only build the helper programs
+#
+# Loop counts and sizes: BENCH_SIZES, BENCH_PROC_PASSES, BENCH_TICKS_COLD,
+# BENCH_TICKS_WARM, BENCH_PIPE_THREADS, BENCH_PIPE_LOOPS, BENCH_PIPE_ROUNDS,
+# BENCH_READ_SIZES, BENCH_READS, BENCH_SECTIONS (see tests/bench/bench-inner.sh).
+
+BENCH_BIN := $(BUILD)/bench
+
+.PHONY: bench bench-helpers
+
+bench-helpers: $(BENCH_BIN)/offsample-sleepers $(BENCH_BIN)/offsample-benchtool
+
+# -O0 and frame pointers: the call sites that give each thread its own user
+# stack must stay distinct, and the module walks user stacks by frame pointer.
+$(BENCH_BIN)/offsample-sleepers: $(TOP)/tests/bench/sleepers.c
+	@mkdir -p $(BENCH_BIN)
+	$(CC) -O0 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
+		-Wall -Wextra -Werror -pthread -o $@ $<
+
+$(BENCH_BIN)/offsample-benchtool: $(TOP)/tests/bench/benchtool.c
+	@mkdir -p $(BENCH_BIN)
+	$(CC) -O2 -g -Wall -Wextra -Werror -o $@ $<
+
+bench:
+	@BUILD='$(BUILD)' $(TOP)/tests/bench/bench.sh

@@ -1,0 +1,396 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The part of `make bench` that runs where the module can be loaded (a
+# virtme-ng guest, or a host whose kernel takes modules), as root:
+#
+#   tests/bench/bench-inner.sh OUTDIR
+#
+# Collects raw measurements into OUTDIR; tests/bench/report.py turns them
+# into docs/BENCHMARKS.md.  Nothing here judges a result.  Sections:
+#
+#   tick   per-thread cost of a sampler tick (module counters) with N
+#          sleeping threads, cold (thread_cache=0, with and without user
+#          stacks) and warm, against full passes over /proc/*/task/*/stack
+#   pipe   `perf bench sched pipe` alone, with offsample at 19 and 99 Hz,
+#          with offcputime-bpfcc and with `perf record -e sched:sched_switch
+#          -a -g`, interleaved; sampler CPU time per tick idle vs loaded
+#   read   reading /proc/offsample/stacks with N unique stacks: time per
+#          read, symbol lookups per read, distinct kernel addresses
+#   (memory: stats memory_bytes and /proc/meminfo around every load)
+#
+# Sizes and loop counts come from the environment (BENCH_*; defaults
+# below, smaller ones with BENCH_QUICK=1).  BENCH_SECTIONS selects
+# sections ("tick pipe read" by default).
+set -u
+OUT=${1:?usage: bench-inner.sh OUTDIR}
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$TOP" || exit 125
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/tmp LC_ALL=C
+export PYTHONUNBUFFERED=1
+
+KREL=$(uname -r)
+KO=${BENCH_KO:-$TOP/build/$KREL/offsample.ko}
+BB=${BENCH_BIN:-$TOP/build/bench}
+SLEEPERS=$BB/offsample-sleepers
+BT=$BB/offsample-benchtool
+P=/proc/offsample
+PARAM=/sys/module/offsample/parameters
+
+if [ "${BENCH_QUICK:-0}" = 1 ]; then
+	d_sizes="300 1000"; d_passes=3; d_tcold=3; d_twarm=6
+	d_pipe_threads=500; d_pipe_loops=3000; d_pipe_rounds=1
+	d_read_sizes="100 1000"; d_reads=3; d_profile_secs=3
+else
+	d_sizes="1000 5000 20000"; d_passes=5; d_tcold=5; d_twarm=18
+	d_pipe_threads=2000; d_pipe_loops=20000; d_pipe_rounds=7
+	d_read_sizes="100 10000"; d_reads=5; d_profile_secs=8
+fi
+SECTIONS=${BENCH_SECTIONS:-tick pipe read}
+SIZES=${BENCH_SIZES:-$d_sizes}
+PASSES=${BENCH_PROC_PASSES:-$d_passes}
+TICKS_COLD=${BENCH_TICKS_COLD:-$d_tcold}
+TICKS_WARM=${BENCH_TICKS_WARM:-$d_twarm}
+TICK_HZ=${BENCH_TICK_HZ:-9}
+PIPE_THREADS=${BENCH_PIPE_THREADS:-$d_pipe_threads}
+PIPE_LOOPS=${BENCH_PIPE_LOOPS:-$d_pipe_loops}
+PIPE_ROUNDS=${BENCH_PIPE_ROUNDS:-$d_pipe_rounds}
+PIPE_IDLE_SECS=${BENCH_PIPE_IDLE_SECS:-3}
+READ_SIZES=${BENCH_READ_SIZES:-$d_read_sizes}
+READS=${BENCH_READS:-$d_reads}
+PROFILE=${BENCH_PROFILE:-1}
+PROFILE_SECS=${BENCH_PROFILE_SECS:-$d_profile_secs}
+
+mkdir -p "$OUT/raw"
+R=$OUT/raw
+LOG=$OUT/bench.log
+: > "$LOG"
+: > "$OUT/commands.txt"
+sl_pid=
+bg_pid=
+
+log() { echo "[$(date +%T)] $*" | tee -a "$LOG" >&2; }
+
+# cmd SECTION COMMAND...: remember the exact command line (once per form).
+cmd() {
+	local sec=$1; shift
+	grep -qxF "$sec	$*" "$OUT/commands.txt" 2>/dev/null ||
+		printf '%s\t%s\n' "$sec" "$*" >> "$OUT/commands.txt"
+}
+
+unload() {
+	if [ -d /sys/module/offsample ]; then
+		rmmod offsample || { sleep 1; rmmod offsample; }
+	fi
+}
+
+# load PARAM=VALUE...
+load() {
+	unload
+	cmd module "insmod build/\$(uname -r)/offsample.ko $*"
+	insmod "$KO" "$@"
+}
+
+stat_get() { awk -v k="$1" '$1 == k { print $2 }' $P/stats; }
+
+# wait_ticks N TIMEOUT_S: until the module has run N ticks (0 on success).
+wait_ticks() {
+	local want=$1 limit=$(($(date +%s) + $2)) t
+	while :; do
+		t=$(stat_get ticks)
+		[ "${t:-0}" -ge "$want" ] && return 0
+		[ "$(date +%s)" -ge "$limit" ] && { log "timeout waiting for $want ticks (at $t)"; return 1; }
+		sleep 0.2
+	done
+}
+
+snap() {	# snap NAME: stats and meminfo with a timestamp
+	{ echo "mono_ns $("$BT" now)"; cat $P/stats; } > "$R/$1.stats"
+}
+meminfo() { grep -E '^(MemFree|Slab|SReclaimable|SUnreclaim|VmallocUsed|KernelStack|PageTables):' /proc/meminfo > "$R/$1.meminfo"; }
+
+# sleepers_start N MODE: start the sleeping-thread helper, wait for "ready".
+sleepers_start() {
+	local n=$1 mode=$2 f=/tmp/sleepers.out i
+	cmd load "build/bench/offsample-sleepers -n $n -m $mode"
+	: > $f
+	"$SLEEPERS" -n "$n" -m "$mode" > $f 2>&1 &
+	sl_pid=$!
+	for i in $(seq 1 3000); do
+		grep -q '^ready' $f && { log "sleepers: $(cat $f) (pid $sl_pid)"; return 0; }
+		kill -0 $sl_pid 2>/dev/null || break
+		sleep 0.2
+	done
+	log "sleepers did not start: $(cat $f)"
+	return 1
+}
+sleepers_stop() {
+	if [ -n "$sl_pid" ]; then
+		kill -TERM $sl_pid 2>/dev/null
+		wait $sl_pid 2>/dev/null
+		sl_pid=
+	fi
+	# Let the exited threads be reaped before the next measurement.
+	sleep 2
+}
+
+cleanup() {
+	[ -n "$bg_pid" ] && kill -KILL $bg_pid 2>/dev/null
+	sleepers_stop
+	unload
+}
+trap cleanup EXIT
+
+# ---------------------------------------------------------------- env
+log "environment"
+{
+	echo "kernel	$KREL"
+	echo "date	$(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+	echo "cpus	$(nproc)"
+	echo "cpu_model	$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)"
+	echo "mem_total_kb	$(awk '/^MemTotal:/ { print $2 }' /proc/meminfo)"
+	echo "module_version	$(modinfo -F version "$KO" 2>/dev/null)"
+	echo "perf	$(perf version 2>/dev/null)"
+	echo "bcc	$(dpkg-query -W -f='${Version}' bpfcc-tools 2>/dev/null)"
+	echo "where	${BENCH_WHERE:-unknown}"
+	echo "clocksource	$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)"
+	echo "preempt	$(uname -v | grep -o 'PREEMPT[_A-Z]*' | head -n1)"
+	echo "threads_max	$(cat /proc/sys/kernel/threads-max)"
+	echo "quick	${BENCH_QUICK:-0}"
+	echo "sections	$SECTIONS"
+	echo "sizes	$SIZES"
+	echo "proc_passes	$PASSES"
+	echo "ticks_cold	$TICKS_COLD"
+	echo "ticks_warm	$TICKS_WARM"
+	echo "tick_hz	$TICK_HZ"
+	echo "pipe_threads	$PIPE_THREADS"
+	echo "pipe_loops	$PIPE_LOOPS"
+	echo "pipe_rounds	$PIPE_ROUNDS"
+	echo "read_sizes	$READ_SIZES"
+	echo "reads	$READS"
+} > "$OUT/env.tsv"
+
+# Room for tens of thousands of threads.
+sysctl -qw kernel.threads-max=200000 kernel.pid_max=4194304 vm.max_map_count=1048576
+ulimit -u unlimited 2>/dev/null
+ulimit -n 65536 2>/dev/null
+# perf and bcc need tracefs/debugfs.
+mountpoint -q /sys/kernel/debug || mount -t debugfs nodev /sys/kernel/debug 2>/dev/null
+mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
+sysctl -qw kernel.perf_event_paranoid=-1 kernel.kptr_restrict=0 2>/dev/null
+unload
+dmesg > "$OUT/dmesg-boot.txt" 2>/dev/null
+
+# ---------------------------------------------------------------- tick
+# profile LABEL: where the sampler kthread spends its time, from perf
+# (cpu-clock samples of that one thread, with call chains): self time per
+# function and time including callees.
+profile() {
+	local label=$1 kpid
+	kpid=$(pgrep -x offsample | head -n1)
+	[ -n "$kpid" ] || return 0
+	log "profile $label ($PROFILE_SECS s)"
+	cmd profile "perf record -e cpu-clock -F 999 -g -p <offsample kthread> -o /tmp/prof.data -- sleep $PROFILE_SECS"
+	perf record -q -N -e cpu-clock -F 999 -g -p "$kpid" -o /tmp/prof.data -- sleep "$PROFILE_SECS" \
+		> /dev/null 2> "$R/$label.perf.err"
+	cmd profile "perf report -i /tmp/prof.data --no-children --sort sym --stdio -g none"
+	perf report -i /tmp/prof.data --no-children --sort sym --stdio -g none \
+		--percent-limit 0.5 2>/dev/null | grep -v '^$' > "$R/$label.profile-self"
+	cmd profile "perf report -i /tmp/prof.data --children --sort sym --stdio -g none"
+	perf report -i /tmp/prof.data --children --sort sym --stdio -g none \
+		--percent-limit 1 2>/dev/null | grep -v '^$' > "$R/$label.profile-children"
+	rm -f /tmp/prof.data
+}
+
+# One stats window: load with PARAMS, let the first ticks pass (the first
+# one captures every thread whatever the cache says), take deltas over
+# TICKS ticks.
+tick_window() {	# LABEL TICKS PARAMS...
+	local label=$1 ticks=$2 t0 tmo
+	shift 2
+	meminfo "$label.before"
+	load hz="$TICK_HZ" "$@" || return 1
+	wait_ticks 2 600 || return 1
+	snap "$label.0"
+	t0=$(stat_get ticks)
+	wait_ticks $((t0 + ticks)) $((ticks * 60 + 60))
+	snap "$label.1"
+	meminfo "$label.loaded"
+	if [ "$PROFILE" = 1 ] && [ -n "${profile_this:-}" ]; then
+		profile "$label"
+	fi
+	unload
+	meminfo "$label.after"
+}
+
+if [[ " $SECTIONS " == *" tick "* ]]; then
+	for n in $SIZES; do
+		log "tick: $n sleeping threads"
+		sleepers_start "$n" same || continue
+		sleep 2
+		meminfo "tick-$n.base"
+		log "tick: /proc pass x$PASSES"
+		cmd tick "build/bench/offsample-benchtool procpass $PASSES stack"
+		"$BT" procpass "$PASSES" stack > "$R/tick-$n.procpass"
+		if [ "$PROFILE" = 1 ] && [ "$n" = "${SIZES##* }" ]; then
+			log "profile of one /proc pass"
+			cmd profile "perf record -e cpu-clock -F 999 -g -o /tmp/prof.data -- build/bench/offsample-benchtool procpass 1 stack"
+			perf record -q -N -e cpu-clock -F 999 -g -o /tmp/prof.data -- \
+				"$BT" procpass 1 stack > "$R/tick-$n-procpass.profile-run" 2> "$R/tick-$n-procpass.perf.err"
+			perf report -i /tmp/prof.data --no-children --sort sym --stdio -g none \
+				--percent-limit 0.5 2>/dev/null | grep -v '^$' > "$R/tick-$n-procpass.profile-self"
+			perf report -i /tmp/prof.data --children --sort sym --stdio -g none \
+				--percent-limit 1 2>/dev/null | grep -v '^$' > "$R/tick-$n-procpass.profile-children"
+			rm -f /tmp/prof.data
+		fi
+		profile_this=
+		[ "$n" = "${SIZES##* }" ] && profile_this=1
+		log "tick: cold (thread_cache=0)"
+		tick_window "tick-$n-cold" "$TICKS_COLD" thread_cache=0 user_stacks=1
+		log "tick: cold, kernel stacks only (thread_cache=0 user_stacks=0)"
+		tick_window "tick-$n-coldk" "$TICKS_COLD" thread_cache=0 user_stacks=0
+		log "tick: warm (thread cache on)"
+		tick_window "tick-$n-warm" "$TICKS_WARM"
+		profile_this=
+		sleepers_stop
+	done
+fi
+
+# ---------------------------------------------------------------- pipe
+pipe_run() {	# ROUND CONFIG: one perf bench sched pipe, ops/s into pipe.tsv
+	local round=$1 conf=$2 o
+	cmd pipe "perf bench sched pipe -l $PIPE_LOOPS"
+	o=$(perf bench sched pipe -l "$PIPE_LOOPS" 2>&1)
+	echo "$o" > "$R/pipe-$round-$conf.out"
+	printf '%s\t%s\t%s\t%s\n' "$round" "$conf" \
+		"$(echo "$o" | awk '/ops\/sec/ { print $1 }')" \
+		"$(echo "$o" | awk '/usecs\/op/ { print $1 }')" >> "$OUT/pipe.tsv"
+	log "pipe: round $round $conf: $(echo "$o" | awk '/ops\/sec/ { print $1 }') ops/s"
+}
+
+pipe_offsample() {	# ROUND HZ
+	local round=$1 hz=$2 conf=offsample$2
+	load hz="$hz" || return 1
+	wait_ticks 3 300 || return 1
+	snap "pipe-$round-$conf.0"
+	sleep "$PIPE_IDLE_SECS"
+	snap "pipe-$round-$conf.1"
+	pipe_run "$round" "$conf"
+	snap "pipe-$round-$conf.2"
+	unload
+}
+
+pipe_offcputime() {	# ROUND
+	local round=$1 f=/tmp/offcputime.out t0 i ok=0
+	cmd pipe "offcputime-bpfcc (all threads, user+kernel stacks, until SIGINT)"
+	t0=$("$BT" now)
+	offcputime-bpfcc > $f 2>&1 &
+	bg_pid=$!
+	for i in $(seq 1 1500); do
+		grep -q '^Tracing' $f && { ok=1; break; }
+		kill -0 $bg_pid 2>/dev/null || break
+		sleep 0.2
+	done
+	echo "$round	$(( ($("$BT" now) - t0) / 1000000 ))" >> "$OUT/offcputime-startup.tsv"
+	if [ $ok = 1 ]; then
+		pipe_run "$round" offcputime
+	else
+		log "offcputime did not start: $(tail -n 5 $f)"
+	fi
+	kill -INT $bg_pid 2>/dev/null
+	for i in $(seq 1 600); do kill -0 $bg_pid 2>/dev/null || break; sleep 0.2; done
+	kill -KILL $bg_pid 2>/dev/null
+	wait $bg_pid 2>/dev/null
+	bg_pid=
+	{ head -n 3 $f; echo "..."; echo "lines: $(wc -l < $f)"; } > "$R/pipe-$round-offcputime.tool"
+	rm -f $f
+}
+
+pipe_perf() {	# ROUND
+	local round=$1 f=/tmp/perf-sched.data ack=
+	cmd pipe "perf record -e sched:sched_switch -a -g -o /tmp/perf-sched.data"
+	rm -f $f /tmp/perf.ctl /tmp/perf.ack
+	mkfifo /tmp/perf.ctl /tmp/perf.ack
+	# Started with events disabled; "enable" is acknowledged once perf has
+	# synthesized the existing threads and is recording.
+	perf record -N -D -1 --control fifo:/tmp/perf.ctl,/tmp/perf.ack \
+		-e sched:sched_switch -a -g -o $f > /dev/null 2> /tmp/perf-rec.err &
+	bg_pid=$!
+	exec 8<>/tmp/perf.ack 9<>/tmp/perf.ctl
+	echo enable >&9
+	read -r -t 600 ack <&8
+	exec 8<&- 9<&-
+	if [ "$ack" = ack ] && kill -0 $bg_pid 2>/dev/null; then
+		pipe_run "$round" perfrecord
+	else
+		log "perf record did not start: $(cat /tmp/perf-rec.err)"
+	fi
+	kill -INT $bg_pid 2>/dev/null
+	wait $bg_pid 2>/dev/null
+	bg_pid=
+	{ cat /tmp/perf-rec.err; ls -l $f 2>/dev/null; } > "$R/pipe-$round-perfrecord.tool"
+	rm -f $f /tmp/perf.ctl /tmp/perf.ack
+}
+
+if [[ " $SECTIONS " == *" pipe "* ]]; then
+	log "pipe: $PIPE_THREADS sleeping threads, $PIPE_ROUNDS rounds"
+	: > "$OUT/pipe.tsv"
+	: > "$OUT/offcputime-startup.tsv"
+	if sleepers_start "$PIPE_THREADS" same; then
+		pipe_run 0 warmup
+		for r in $(seq 1 "$PIPE_ROUNDS"); do
+			pipe_run "$r" base
+			pipe_offsample "$r" 19
+			pipe_run "$r" base
+			pipe_offsample "$r" 99
+			pipe_run "$r" base
+			pipe_offcputime "$r"
+			pipe_run "$r" base
+			pipe_perf "$r"
+		done
+		pipe_run "$((PIPE_ROUNDS + 1))" base
+		sleepers_stop
+	fi
+fi
+
+# ---------------------------------------------------------------- read
+if [[ " $SECTIONS " == *" read "* ]]; then
+	for n in $READ_SIZES; do
+		log "read: $n threads with distinct stacks"
+		sleepers_start "$n" distinct || continue
+		sleep 2
+		meminfo "read-$n.before"
+		# max_stacks above the record count, so nothing is dropped.
+		ms=16384
+		while [ $ms -lt $((n * 2)) ]; do ms=$((ms * 2)); done
+		load hz=19 max_stacks=$ms || continue
+		wait_ticks 2 600
+		# Reads are timed with the sampler paused (the table stays).
+		echo 0 > $PARAM/enabled
+		snap "read-$n.loaded"
+		meminfo "read-$n.loaded"
+		cmd read "build/bench/offsample-benchtool read /proc/offsample/stacks"
+		: > "$R/read-$n.reads"
+		for i in $(seq 1 "$READS"); do
+			snap "read-$n-$i.0"
+			"$BT" read $P/stacks 1 | sed "s/^read 0/read $i/" >> "$R/read-$n.reads"
+			snap "read-$n-$i.1"
+		done
+		# The same content once more, to count what was printed.
+		cat $P/stacks > /tmp/stacks.txt
+		awk -F'\t' '!/^#/ { n++; split($8, f, ";"); for (i in f) if (f[i] ~ /\+0x/) a[f[i]] = 1 }
+			END { printf "records\t%d\n", n; printf "distinct_kernel_frames\t%d\n", length(a) }' \
+			/tmp/stacks.txt > "$R/read-$n.content"
+		awk -F'\t' '!/^#/ { k[$8] = 1; u[$9] = 1 } END { printf "distinct_kstacks\t%d\ndistinct_ustacks\t%d\n", length(k), length(u) }' \
+			/tmp/stacks.txt >> "$R/read-$n.content"
+		head -n 40 /tmp/stacks.txt | cut -c1-400 > "$R/read-$n.head"
+		rm -f /tmp/stacks.txt
+		unload
+		meminfo "read-$n.after"
+		sleepers_stop
+	done
+fi
+
+dmesg > "$OUT/dmesg.txt" 2>/dev/null
+log "done"
+exit 0

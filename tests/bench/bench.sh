@@ -1,0 +1,132 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# make bench: install what is missing, build the module and the helpers,
+# run tests/bench/bench-inner.sh where the module can be loaded (here if
+# this kernel takes modules, else in ONE virtme-ng guest), and write the
+# report from the raw results.
+#
+#   tests/bench/bench.sh [--guest | --host]
+#
+# Environment: BENCH_KERNEL (guest kernel release; default the first line
+# of tests/vm/kernels.sh), BENCH_QUICK=1 (smoke run: the report goes to
+# build/bench/BENCHMARKS.md instead of docs/), BENCH_MEMORY (4G),
+# BENCH_CPUS (2), BENCH_TIMEOUT (seconds, 5400), and the BENCH_* loop
+# counts of bench-inner.sh.  A full run keeps its raw results in
+# docs/bench/ next to docs/BENCHMARKS.md.
+set -eu
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$TOP"
+BUILD=${BUILD:-$TOP/build}
+QUICK=${BENCH_QUICK:-0}
+where=auto
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--guest) where=guest; shift ;;
+	--host) where=host; shift ;;
+	-h|--help) sed -n '2,15s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	*) echo "bench.sh: unknown option $1" >&2; exit 2 ;;
+	esac
+done
+
+can_load_here() {
+	[ -e /proc/modules ] && [ -d "/lib/modules/$(uname -r)/build" ] &&
+		[ "$(id -u)" -eq 0 ]
+}
+if [ $where = auto ]; then
+	if can_load_here; then where=host; else where=guest; fi
+fi
+
+echo "== installing what is missing"
+if [ $where = guest ]; then
+	tests/lib/deps.sh build vm test bench
+else
+	tests/lib/deps.sh build test bench
+fi
+hash -r
+
+if [ $where = host ]; then
+	kver=$(uname -r)
+else
+	kver=${BENCH_KERNEL:-$(tests/vm/kernels.sh | head -n1)}
+	[ -n "$kver" ] || { echo "bench.sh: no Debian kernel installed for the guest" >&2; exit 1; }
+fi
+echo "== building for $kver"
+make --no-print-directory BUILD="$BUILD" KVER="$kver" module
+make --no-print-directory BUILD="$BUILD" workload bench-helpers
+
+OUT=$BUILD/bench/run
+rm -rf "$OUT"
+mkdir -p "$OUT"
+
+# What else runs on this machine during the run (other guests add noise).
+{
+	echo "host_kernel	$(uname -r)"
+	echo "host_cpus	$(nproc)"
+	echo "host_cpu_model	$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)"
+	echo "where	$where"
+	echo "start	$(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+	echo "make_command	$(env | grep -E '^BENCH_[A-Z_]+=' | sort | tr '\n' ' ')make bench"
+} > "$OUT/host.tsv"
+(
+	while :; do
+		printf '%s\t%s\t%s\n' "$(date +%s)" \
+			"$(pgrep -c qemu-system || true)" "$(cut -d' ' -f1 /proc/loadavg)"
+		sleep 20
+	done
+) > "$OUT/host-load.tsv" 2>/dev/null &
+mon=$!
+trap 'kill $mon 2>/dev/null' EXIT
+
+t0=$(date +%s)
+rc=0
+if [ $where = host ]; then
+	echo "== measuring on this host ($kver)"
+	BENCH_WHERE=host tests/bench/bench-inner.sh "$OUT" || rc=$?
+else
+	echo "== measuring in a virtual machine with $kver (software emulation; see $OUT/bench.log)"
+	BENCH_WHERE="qemu-tcg guest (virtme-ng --disable-kvm), ${BENCH_CPUS:-2} vCPUs, ${BENCH_MEMORY:-4G}" \
+	tests/vm/run-guest.sh --memory "${BENCH_MEMORY:-4G}" --cpus "${BENCH_CPUS:-2}" \
+		--timeout "${BENCH_TIMEOUT:-5400}" "$kver" "$OUT" -- \
+		env BENCH_WHERE="qemu-tcg guest (virtme-ng --disable-kvm), ${BENCH_CPUS:-2} vCPUs, ${BENCH_MEMORY:-4G}" \
+		BENCH_QUICK="$QUICK" \
+		${BENCH_SECTIONS:+BENCH_SECTIONS="$BENCH_SECTIONS"} \
+		${BENCH_SIZES:+BENCH_SIZES="$BENCH_SIZES"} \
+		${BENCH_PROC_PASSES:+BENCH_PROC_PASSES="$BENCH_PROC_PASSES"} \
+		${BENCH_TICKS_COLD:+BENCH_TICKS_COLD="$BENCH_TICKS_COLD"} \
+		${BENCH_TICKS_WARM:+BENCH_TICKS_WARM="$BENCH_TICKS_WARM"} \
+		${BENCH_TICK_HZ:+BENCH_TICK_HZ="$BENCH_TICK_HZ"} \
+		${BENCH_PIPE_THREADS:+BENCH_PIPE_THREADS="$BENCH_PIPE_THREADS"} \
+		${BENCH_PIPE_LOOPS:+BENCH_PIPE_LOOPS="$BENCH_PIPE_LOOPS"} \
+		${BENCH_PIPE_ROUNDS:+BENCH_PIPE_ROUNDS="$BENCH_PIPE_ROUNDS"} \
+		${BENCH_READ_SIZES:+BENCH_READ_SIZES="$BENCH_READ_SIZES"} \
+		${BENCH_READS:+BENCH_READS="$BENCH_READS"} \
+		${BENCH_PROFILE:+BENCH_PROFILE="$BENCH_PROFILE"} \
+		tests/bench/bench-inner.sh "$OUT" || rc=$?
+fi
+t1=$(date +%s)
+kill $mon 2>/dev/null || true
+{
+	echo "end	$(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+	echo "duration_s	$((t1 - t0))"
+} >> "$OUT/host.tsv"
+if [ $rc -ne 0 ]; then
+	echo "bench.sh: the measurements failed (exit $rc); see $OUT/bench.log and $OUT/console.log" >&2
+	tail -n 30 "$OUT/bench.log" "$OUT/console.log" >&2 2>/dev/null || true
+	exit 1
+fi
+
+if [ "$QUICK" = 1 ]; then
+	doc=$BUILD/bench/BENCHMARKS.md
+	raw=$OUT
+else
+	doc=$TOP/docs/BENCHMARKS.md
+	raw=$TOP/docs/bench
+	rm -rf "$raw"
+	mkdir -p "$raw"
+	# The raw results (small text files) stay next to the report.
+	cp -r "$OUT"/. "$raw"/
+	rm -f "$raw/guest-cmd.sh" "$raw/guest.rc"
+fi
+python3 tests/bench/report.py "$OUT" --raw-dir "$(realpath --relative-to="$(dirname "$doc")" "$raw")" > "$doc.tmp"
+mv "$doc.tmp" "$doc"
+echo "== report: $doc (raw results: $raw; $((t1 - t0)) s)"

@@ -1,0 +1,712 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Turn the raw results of tests/bench/bench-inner.sh into docs/BENCHMARKS.md.
+
+    tests/bench/report.py OUTDIR [--raw-dir PATH] > BENCHMARKS.md
+    tests/bench/report.py OUTDIR --json          > summary.json
+
+OUTDIR is what bench.sh collected (env.tsv, host.tsv, pipe.tsv, raw/...).
+--raw-dir is how the report refers to the raw files (relative to the
+report).  Every figure is computed here from the raw files, so the report
+can be regenerated and checked.
+"""
+import json
+import os
+import statistics
+import sys
+
+TARGET_COLD = 20.0
+TARGET_WARM = 200.0
+TARGET_PIPE_LOSS = 1.0         # % at 19 Hz, at most
+TARGET_OFFCPU_LOSS = 20.0      # % for offcputime, at least
+TARGET_CPU_SHARE = 1.0         # % of one CPU, 20,000 threads at 9 Hz
+
+
+def read_tsv(path):
+    d = {}
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                line = line.rstrip('\n')
+                if '\t' in line:
+                    k, v = line.split('\t', 1)
+                    d[k] = v
+    return d
+
+
+def read_rows(path):
+    rows = []
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                line = line.rstrip('\n')
+                if line:
+                    rows.append(line.split('\t'))
+    return rows
+
+
+def read_stats(path):
+    d = {}
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) >= 2:
+                try:
+                    d[parts[0]] = int(parts[1])
+                except ValueError:
+                    try:
+                        d[parts[0]] = float(parts[1])
+                    except ValueError:
+                        d[parts[0]] = parts[1]
+    return d
+
+
+def read_meminfo(path):
+    d = {}
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                k, v = line.split(':', 1)
+                d[k] = int(v.split()[0])
+    return d
+
+
+def kv_lines(path, first):
+    """Lines 'first I k v k v ...' -> list of dicts."""
+    out = []
+    if not os.path.exists(path):
+        return out
+    with open(path) as f:
+        for line in f:
+            p = line.split()
+            if not p or p[0] != first:
+                continue
+            d = {'i': int(p[1])}
+            for j in range(2, len(p) - 1, 2):
+                d[p[j]] = int(p[j + 1])
+            out.append(d)
+    return out
+
+
+def med(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def fmt_ns(ns):
+    if ns is None:
+        return 'n/a'
+    if ns >= 1e9:
+        return '%.2f s' % (ns / 1e9)
+    if ns >= 1e6:
+        return '%.1f ms' % (ns / 1e6)
+    if ns >= 1e3:
+        return '%.1f µs' % (ns / 1e3)
+    return '%.0f ns' % ns
+
+
+def fmt_x(x):
+    if x is None:
+        return 'n/a'
+    return '%.1f×' % x if x < 100 else '%.0f×' % x
+
+
+def fmt_pct(x, sign=False):
+    if x is None:
+        return 'n/a'
+    return ('%+.1f%%' if sign else '%.1f%%') % x
+
+
+def fmt_int(x):
+    return 'n/a' if x is None else '{:,}'.format(int(x))
+
+
+def fmt_bytes(b):
+    if b is None:
+        return 'n/a'
+    if abs(b) >= 1 << 20:
+        return '%.1f MiB' % (b / (1 << 20))
+    if abs(b) >= 1 << 10:
+        return '%.1f KiB' % (b / (1 << 10))
+    return '%d B' % b
+
+
+def verdict(ok):
+    return '**met**' if ok else '**MISSED**'
+
+
+class Bench:
+    def __init__(self, out):
+        self.out = out
+        self.raw = os.path.join(out, 'raw')
+        self.env = read_tsv(os.path.join(out, 'env.tsv'))
+        self.host = read_tsv(os.path.join(out, 'host.tsv'))
+        self.hostload = read_rows(os.path.join(out, 'host-load.tsv'))
+        self.commands = read_rows(os.path.join(out, 'commands.txt'))
+
+    def r(self, name):
+        return os.path.join(self.raw, name)
+
+    # ---- tick
+    def delta(self, label):
+        a = read_stats(self.r(label + '.0.stats'))
+        b = read_stats(self.r(label + '.1.stats'))
+        if not a or not b:
+            return None
+
+        def tot(st, avg, cnt):
+            return st.get(avg, 0) * st.get(cnt, 0)
+        d = {k: b[k] - a[k] for k in b
+             if isinstance(b.get(k), int) and isinstance(a.get(k), int)}
+        d['tick_ns_total'] = tot(b, 'tick_ns_avg', 'ticks') - tot(a, 'tick_ns_avg', 'ticks')
+        d['hit_ns_total'] = tot(b, 'thread_ns_hit', 'cache_hits') - tot(a, 'thread_ns_hit', 'cache_hits')
+        d['full_ns_total'] = tot(b, 'thread_ns_full', 'cache_misses') - tot(a, 'thread_ns_full', 'cache_misses')
+        d['memory_bytes_now'] = b.get('memory_bytes')
+        d['hz'] = b.get('hz')
+        d['after'] = b
+        return d
+
+    def tick(self):
+        sizes = [int(x) for x in self.env.get('sizes', '').split()]
+        res = []
+        for n in sizes:
+            passes = kv_lines(self.r('tick-%d.procpass' % n), 'pass')
+            steady = passes[1:] if len(passes) >= 3 else passes
+            row = {'n': n, 'passes': passes}
+            if steady:
+                row['proc_threads'] = med([p['threads'] for p in steady])
+                row['proc_wall'] = med([p['wall_ns'] / p['threads'] for p in steady])
+                row['proc_cpu'] = med([p['cpu_ns'] / p['threads'] for p in steady])
+                row['proc_pass_wall'] = med([p['wall_ns'] for p in steady])
+                row['proc_first_wall'] = passes[0]['wall_ns'] / passes[0]['threads']
+                row['proc_wall_range'] = (min(p['wall_ns'] / p['threads'] for p in steady),
+                                          max(p['wall_ns'] / p['threads'] for p in steady))
+            for mode in ('cold', 'coldk', 'warm'):
+                label = 'tick-%d-%s' % (n, mode)
+                d = self.delta(label)
+                if not d or not d.get('threads_visited'):
+                    row[mode] = None
+                    continue
+                m = {
+                    'ticks': d['ticks'],
+                    'overrun': d.get('ticks_overrun', 0),
+                    'visited': d['threads_visited'],
+                    'per_tick_visited': d['threads_visited'] / max(d['ticks'], 1),
+                    'wall': d['tick_ns_total'] / d['threads_visited'],
+                    'cpu': d['sampler_cpu_ns'] / d['threads_visited'],
+                    'tick_ns': d['tick_ns_total'] / max(d['ticks'], 1),
+                    'elapsed_ns': d['mono_ns'],
+                    'cpu_frac': d['sampler_cpu_ns'] / d['mono_ns'] if d['mono_ns'] else None,
+                    'hz': d['hz'],
+                    'hits': d.get('cache_hits', 0),
+                    'misses': d.get('cache_misses', 0),
+                    'hit_ns': d['hit_ns_total'] / d['cache_hits'] if d.get('cache_hits') else None,
+                    'full_ns': d['full_ns_total'] / d['cache_misses'] if d.get('cache_misses') else None,
+                    'user_ns': d['user_ns_total'] / d['user_walks'] if d.get('user_walks') else None,
+                    'user_walks': d.get('user_walks', 0),
+                    'memory': d['memory_bytes_now'],
+                    'stats': d['after'],
+                }
+                m['share_acct'] = m['tick_ns'] * m['hz'] / 1e9 * 100 if m['hz'] else None
+                if row.get('proc_wall'):
+                    m['ratio'] = row['proc_wall'] / m['wall']
+                    m['ratio_cpu'] = row['proc_cpu'] / m['cpu'] if m['cpu'] else None
+                before = read_meminfo(self.r(label + '.before.meminfo'))
+                loaded = read_meminfo(self.r(label + '.loaded.meminfo'))
+                after = read_meminfo(self.r(label + '.after.meminfo'))
+                if before and loaded:
+                    m['slab_kb'] = loaded.get('Slab', 0) - before.get('Slab', 0)
+                    m['vmalloc_kb'] = loaded.get('VmallocUsed', 0) - before.get('VmallocUsed', 0)
+                    m['unload_slab_kb'] = (after.get('Slab', 0) - loaded.get('Slab', 0)) if after else None
+                row[mode] = m
+            res.append(row)
+        return res
+
+    # ---- pipe
+    def pipe(self):
+        rows = read_rows(os.path.join(self.out, 'pipe.tsv'))
+        runs = []
+        for r in rows:
+            try:
+                runs.append({'round': int(r[0]), 'conf': r[1], 'ops': float(r[2]),
+                             'us': float(r[3]) if len(r) > 3 and r[3] else None})
+            except (ValueError, IndexError):
+                continue
+        if not runs:
+            return None
+        seq = [x for x in runs if x['conf'] != 'warmup']
+        base = [x['ops'] for x in seq if x['conf'] == 'base']
+        res = {'runs': runs, 'base': base, 'confs': {}}
+        bmed = med(base)
+        res['base_med'] = bmed
+        # A/A: every base run against the mean of the base runs around it.
+        aa = []
+        bidx = [i for i, x in enumerate(seq) if x['conf'] == 'base']
+        for j in range(1, len(bidx) - 1):
+            nb = (seq[bidx[j - 1]]['ops'] + seq[bidx[j + 1]]['ops']) / 2
+            aa.append((1 - seq[bidx[j]]['ops'] / nb) * 100)
+        res['aa'] = aa
+        res['aa_abs_med'] = med([abs(x) for x in aa])
+        res['aa_range'] = (min(aa), max(aa)) if aa else None
+        res['base_spread'] = ((max(base) - min(base)) / bmed * 100) if base and bmed else None
+        for conf in ('offsample19', 'offsample99', 'offcputime', 'perfrecord'):
+            xs = [i for i, x in enumerate(seq) if x['conf'] == conf]
+            if not xs:
+                continue
+            ops = [seq[i]['ops'] for i in xs]
+            paired = []
+            for i in xs:
+                nb = [seq[k]['ops'] for k in (i - 1, i + 1)
+                      if 0 <= k < len(seq) and seq[k]['conf'] == 'base']
+                if nb:
+                    paired.append((1 - seq[i]['ops'] / (sum(nb) / len(nb))) * 100)
+            c = {'ops': ops, 'med': med(ops), 'paired': paired,
+                 'paired_med': med(paired),
+                 'loss_med': (1 - med(ops) / bmed) * 100 if bmed else None}
+            if conf.startswith('offsample'):
+                c['flat'] = self.flat(conf)
+            res['confs'][conf] = c
+        res['offcputime_startup_ms'] = [int(r[1]) for r in
+                                        read_rows(os.path.join(self.out, 'offcputime-startup.tsv'))
+                                        if len(r) > 1]
+        return res
+
+    def flat(self, conf):
+        """Sampler CPU time per tick, idle window vs during the pipe run."""
+        idle, busy, idle_t, busy_t = [], [], [], []
+        rnd = 1
+        while True:
+            s0 = read_stats(self.r('pipe-%d-%s.0.stats' % (rnd, conf)))
+            if s0 is None:
+                if rnd > 50:
+                    break
+                rnd += 1
+                continue
+            s1 = read_stats(self.r('pipe-%d-%s.1.stats' % (rnd, conf)))
+            s2 = read_stats(self.r('pipe-%d-%s.2.stats' % (rnd, conf)))
+            rnd += 1
+            if not s1 or not s2:
+                continue
+
+            def per_tick(a, b, key):
+                dt = b['ticks'] - a['ticks']
+                if dt <= 0:
+                    return None
+                if key == 'tick':
+                    return (b['tick_ns_avg'] * b['ticks'] - a['tick_ns_avg'] * a['ticks']) / dt
+                return (b[key] - a[key]) / dt
+            idle.append(per_tick(s0, s1, 'sampler_cpu_ns'))
+            busy.append(per_tick(s1, s2, 'sampler_cpu_ns'))
+            idle_t.append(per_tick(s0, s1, 'tick'))
+            busy_t.append(per_tick(s1, s2, 'tick'))
+            last = s2
+        if not idle:
+            return None
+        return {'idle_cpu': med(idle), 'busy_cpu': med(busy),
+                'idle_tick': med(idle_t), 'busy_tick': med(busy_t),
+                'n': len(idle), 'visited': last.get('threads_visited', 0) / max(last.get('ticks', 1), 1)}
+
+    # ---- read
+    def read(self):
+        sizes = [int(x) for x in self.env.get('read_sizes', '').split()]
+        res = []
+        for n in sizes:
+            reads = kv_lines(self.r('read-%d.reads' % n), 'read')
+            content = read_tsv(self.r('read-%d.content' % n))
+            loaded = read_stats(self.r('read-%d.loaded.stats' % n))
+            row = {'n': n, 'reads': []}
+            for rd in reads:
+                i = rd['i']
+                a = read_stats(self.r('read-%d-%d.0.stats' % (n, i)))
+                b = read_stats(self.r('read-%d-%d.1.stats' % (n, i)))
+                if not a or not b:
+                    continue
+                frames = b['sym_lookups'] - a['sym_lookups']
+                hits = b['sym_hits'] - a['sym_hits']
+                row['reads'].append({'i': i, 'bytes': rd['bytes'], 'wall': rd['wall_ns'],
+                                     'cpu': rd['cpu_ns'], 'frames': frames,
+                                     'kallsyms': frames - hits,
+                                     'sym_entries': b.get('sym_entries'),
+                                     'memory': b.get('memory_bytes')})
+            row['records'] = int(content.get('records', 0) or 0)
+            row['addrs'] = int(content.get('distinct_kernel_frames', 0) or 0)
+            row['kstacks'] = int(content.get('distinct_kstacks', 0) or 0)
+            row['ustacks'] = int(content.get('distinct_ustacks', 0) or 0)
+            row['loaded'] = loaded
+            before = read_meminfo(self.r('read-%d.before.meminfo' % n))
+            lm = read_meminfo(self.r('read-%d.loaded.meminfo' % n))
+            if before and lm:
+                row['slab_kb'] = lm.get('Slab', 0) - before.get('Slab', 0)
+                row['vmalloc_kb'] = lm.get('VmallocUsed', 0) - before.get('VmallocUsed', 0)
+            res.append(row)
+        return res
+
+    def profile(self, label, kind, limit=14):
+        path = self.r('%s.profile-%s' % (label, kind))
+        lines = []
+        if not os.path.exists(path):
+            return lines
+        with open(path) as f:
+            for line in f:
+                if line.startswith('#') or '%' not in line:
+                    continue
+                lines.append(line.rstrip())
+                if len(lines) >= limit:
+                    break
+        return lines
+
+
+def main():
+    args = sys.argv[1:]
+    if not args:
+        print(__doc__, file=sys.stderr)
+        sys.exit(2)
+    out = args[0]
+    rawdir = 'bench'
+    as_json = '--json' in args
+    if '--raw-dir' in args:
+        rawdir = args[args.index('--raw-dir') + 1]
+    b = Bench(out)
+    tick = b.tick()
+    pipe = b.pipe()
+    read = b.read()
+    if as_json:
+        def clean(o):
+            if isinstance(o, dict):
+                return {k: clean(v) for k, v in o.items() if k != 'stats' and k != 'loaded'}
+            if isinstance(o, list):
+                return [clean(x) for x in o]
+            return o
+        json.dump(clean({'env': b.env, 'host': b.host, 'tick': tick, 'pipe': pipe,
+                         'read': read}), sys.stdout, indent=1, default=str)
+        return
+    write_md(b, tick, pipe, read, rawdir)
+
+
+def write_md(b, tick, pipe, read, rawdir):
+    env, host = b.env, b.host
+    w = sys.stdout.write
+    quick = env.get('quick') == '1'
+    guest = host.get('where', '') == 'guest'
+
+    w('# offsample benchmarks\n\n')
+    w('Generated by `%s` (tests/bench/, mk/bench.mk) from one run; every figure\n'
+      'below comes from the raw files in [%s](%s/) and can be recomputed with\n'
+      '`tests/bench/report.py`.%s\n\n'
+      % (host.get('make_command', 'make bench'), rawdir, rawdir,
+         ' **This is a BENCH_QUICK smoke run: small sizes, few repetitions.**' if quick else ''))
+
+    # ---- setup
+    w('## Setup\n\n')
+    w('| | |\n|---|---|\n')
+    w('| kernel (where the module ran) | `%s` (%s, clocksource %s) |\n'
+      % (env.get('kernel'), env.get('preempt') or 'no PREEMPT flag in uname -v', env.get('clocksource')))
+    w('| where | %s |\n' % env.get('where'))
+    w('| CPUs | %s × `%s`, %s MiB RAM |\n'
+      % (env.get('cpus'), env.get('cpu_model'), fmt_int(int(env.get('mem_total_kb', 0)) // 1024)))
+    w('| host | `%s`, %s × `%s` |\n' % (host.get('host_kernel'), host.get('host_cpus'),
+                                       host.get('host_cpu_model')))
+    w('| date | %s → %s (%s s for the whole `make bench`, guest boot included) |\n'
+      % (host.get('start'), host.get('end'), host.get('duration_s')))
+    w('| offsample | %s |\n' % env.get('module_version'))
+    w('| peers | %s; bpfcc-tools %s |\n' % (env.get('perf'), env.get('bcc')))
+    if b.hostload:
+        q = [int(r[1]) for r in b.hostload if len(r) > 2 and r[1].isdigit()]
+        la = [float(r[2]) for r in b.hostload if len(r) > 2]
+        own = 1 if guest else 0
+        others = max(q) - own if q else 0
+        w('| other load on the host | %s other QEMU guests at most (sampled every 20 s), '
+          'host load average %.1f median / %.1f max |\n'
+          % (others, med(la) or 0, max(la) if la else 0))
+    w('\n')
+    if guest:
+        w('The host kernel cannot load modules, so everything ran inside one QEMU guest\n'
+          'with **software emulation (TCG, no KVM)**.  Emulation slows code down by 10-100×\n'
+          'and not uniformly: memory-touching kernel code (softmmu TLB misses, the HPET\n'
+          'clocksource) suffers more than others, so **only ratios taken inside this one\n'
+          'guest run mean anything**, and even ratios are distorted (see "Reading these\n'
+          'numbers" at the end).  Absolute times below are emulated times.\n\n')
+
+    # ---- headline
+    w('## Targets (issue 6, requirement 5)\n\n')
+    w('| target | result | verdict |\n|---|---|---|\n')
+    t_rows = []
+    colds = [(r['n'], r['cold']) for r in tick if r.get('cold') and r['cold'].get('ratio')]
+    coldks = [(r['n'], r['coldk']) for r in tick if r.get('coldk') and r['coldk'].get('ratio')]
+    warms = [(r['n'], r['warm']) for r in tick if r.get('warm') and r['warm'].get('ratio')]
+    if colds:
+        worst = min(m['ratio'] for _, m in colds)
+        ok = worst >= TARGET_COLD
+        t_rows.append(('cold capture ≥ %d× cheaper per thread than the /proc pass' % TARGET_COLD,
+                       ', '.join('%s: %s' % (fmt_int(n), fmt_x(m['ratio'])) for n, m in colds)
+                       + ' (kernel stacks only: ' + ', '.join(fmt_x(m['ratio']) for _, m in coldks) + ')'
+                       + ('' if ok else '; missed by a factor of %.1f' % (TARGET_COLD / worst)),
+                       verdict(ok)))
+    if warms:
+        worst = min(m['ratio'] for _, m in warms)
+        ok = worst >= TARGET_WARM
+        t_rows.append(('warm ≥ %d× cheaper per thread' % TARGET_WARM,
+                       ', '.join('%s: %s' % (fmt_int(n), fmt_x(m['ratio'])) for n, m in warms)
+                       + ('' if ok else '; missed by a factor of %.1f' % (TARGET_WARM / worst)),
+                       verdict(ok)))
+    if pipe and pipe['confs']:
+        c19 = pipe['confs'].get('offsample19')
+        co = pipe['confs'].get('offcputime')
+        if c19 and co:
+            l19, lo = c19['paired_med'], co['paired_med']
+            ok = l19 is not None and lo is not None and l19 <= TARGET_PIPE_LOSS and lo >= TARGET_OFFCPU_LOSS
+            noise = pipe.get('aa_abs_med')
+            note = ''
+            if l19 is not None and l19 > TARGET_PIPE_LOSS:
+                note += '; 19 Hz loss over the %d%% bound by %.1f points' % (TARGET_PIPE_LOSS, l19 - TARGET_PIPE_LOSS)
+            if lo is not None and lo < TARGET_OFFCPU_LOSS:
+                note += '; offcputime loss short of %d%% by %.1f points' % (TARGET_OFFCPU_LOSS, TARGET_OFFCPU_LOSS - lo)
+            t_rows.append(('`perf bench sched pipe` loss ≤ %d%% at 19 Hz while offcputime loses ≥ %d%%'
+                           % (TARGET_PIPE_LOSS, TARGET_OFFCPU_LOSS),
+                           'offsample 19 Hz %s, offcputime %s (paired medians; A/A noise ±%.1f%%, '
+                           'so a 1%% difference is not resolvable here)%s'
+                           % (fmt_pct(l19, True), fmt_pct(lo, True), noise or 0, note),
+                           verdict(ok)))
+    big = [r for r in tick if r['n'] == 20000 and r.get('warm')]
+    if not big and tick and tick[-1].get('warm'):
+        big = [tick[-1]]
+    if big:
+        m = big[0]['warm']
+        share = m['share_acct']
+        ok = share is not None and share < TARGET_CPU_SHARE and m['hz'] == 9
+        t_rows.append(('%s threads at 9 Hz below %d%% of one CPU (module\'s own accounting)'
+                       % (fmt_int(big[0]['n']), TARGET_CPU_SHARE),
+                       '%s of one CPU at %s Hz (tick %s × hz; sampler thread CPU time: %s)%s'
+                       % (fmt_pct(share), m['hz'], fmt_ns(m['tick_ns']),
+                          fmt_pct(m['cpu_frac'] * 100 if m['cpu_frac'] is not None else None),
+                          '' if ok else '; missed by a factor of %.1f' % (share / TARGET_CPU_SHARE)),
+                       verdict(ok)))
+    rbig = [r for r in read if r['reads']]
+    if rbig:
+        r = rbig[-1]
+        first = r['reads'][0]
+        later = [x['kallsyms'] for x in r['reads'][1:]]
+        ok = first['kallsyms'] <= r['addrs'] and all(x == 0 for x in later)
+        t_rows.append(('reading %s stacks: at most one symbol lookup per unique address' % fmt_int(r['records']),
+                       'first read: %s kallsyms lookups for %s distinct kernel addresses (%s frames printed); '
+                       'later reads: %s lookups'
+                       % (fmt_int(first['kallsyms']), fmt_int(r['addrs']), fmt_int(first['frames']),
+                          ', '.join(fmt_int(x) for x in later) or 'n/a'),
+                       verdict(ok)))
+    for t in t_rows:
+        w('| %s | %s | %s |\n' % t)
+    w('\n')
+
+    # ---- a. tick
+    w('## a. Cost of a sampler tick per thread vs a /proc/*/task/*/stack pass\n\n')
+    w('N threads of `offsample-sleepers -m same` sleep in `nanosleep` for good.  The\n'
+      '/proc pass opens, reads and closes `/proc/PID/task/TID/stack` for every thread\n'
+      'on the system (median of passes 2..%s; the first pass, which also creates the\n'
+      'proc inodes, is shown separately).  The module figures are deltas of its own\n'
+      'counters over %s (cold) / %s (warm) ticks at %s Hz, after the first two ticks:\n'
+      '`tick_ns` (wall time of whole ticks: snapshot, every visit, sweep) divided by\n'
+      '`threads_visited`, and the sampler thread\'s CPU time (`sampler_cpu_ns`) divided\n'
+      'the same way.  *cold* = `thread_cache=0` (every thread pinned, unwound,\n'
+      'classified, user stack walked and resolved to file+offset); *cold, kernel only*\n'
+      '= also `user_stacks=0`; *warm* = cache on, no thread changed.\n\n'
+      % (env.get('proc_passes'), env.get('ticks_cold'), env.get('ticks_warm'), env.get('tick_hz')))
+    w('| threads visited | /proc pass per thread | mode | module per thread (wall) | ratio | module per thread (CPU) | ratio (CPU) | tick | ticks (overrun) |\n')
+    w('|---:|---:|---|---:|---:|---:|---:|---:|---:|\n')
+    names = {'cold': 'cold', 'coldk': 'cold, kernel only', 'warm': 'warm'}
+    for r in tick:
+        for mode in ('cold', 'coldk', 'warm'):
+            m = r.get(mode)
+            if not m:
+                w('| %s | | %s | failed | | | | | |\n' % (fmt_int(r['n']), names[mode]))
+                continue
+            w('| %s | %s | %s | %s | **%s** | %s | %s | %s | %d (%d) |\n'
+              % (fmt_int(m['per_tick_visited']) if mode == 'cold' else '',
+                 (fmt_ns(r.get('proc_wall')) + ' (first pass %s)' % fmt_ns(r.get('proc_first_wall')))
+                 if mode == 'cold' else '',
+                 names[mode], fmt_ns(m['wall']), fmt_x(m.get('ratio')), fmt_ns(m['cpu']),
+                 fmt_x(m.get('ratio_cpu')), fmt_ns(m['tick_ns']), m['ticks'], m['overrun']))
+    w('\n')
+    w('Inside a visit (module counters `thread_ns_full`, `thread_ns_hit`, `user_ns_total`):\n\n')
+    w('| threads | full capture (cold) | of which user-stack walk | full capture, kernel only | cache hit (warm) | warm: rest of the tick per thread |\n')
+    w('|---:|---:|---:|---:|---:|---:|\n')
+    for r in tick:
+        c, k, wm = r.get('cold'), r.get('coldk'), r.get('warm')
+        rest = (wm['wall'] - (wm['hit_ns'] or 0) * wm['hits'] / wm['visited']) if wm and wm.get('hit_ns') else None
+        w('| %s | %s | %s | %s | %s | %s |\n'
+          % (fmt_int(r['n']), fmt_ns(c and c['full_ns']), fmt_ns(c and c['user_ns']),
+             fmt_ns(k and k['full_ns']), fmt_ns(wm and wm['hit_ns']), fmt_ns(rest)))
+    w('\n')
+    w('/proc pass details (per thread, all passes, wall): ')
+    w('; '.join('%s threads: %s' % (fmt_int(r.get('proc_threads')),
+                                   ', '.join(fmt_ns(p['wall_ns'] / p['threads']) for p in r['passes']))
+                for r in tick))
+    w('.\n\n')
+
+    # ---- b. pipe
+    w('## b. `perf bench sched pipe` throughput with each tool running\n\n')
+    if not pipe:
+        w('Not measured.\n\n')
+    else:
+        w('%s sleeping threads (`offsample-sleepers -m same`) for the whole section.  Each\n'
+          'run is `perf bench sched pipe -l %s` (two processes passing a token through a\n'
+          'pipe: two context switches per loop).  Runs are interleaved, base between\n'
+          'every two tool runs (base, offsample 19 Hz, base, offsample 99 Hz, base,\n'
+          'offcputime, base, perf record, ... × %s rounds).  Loss is given two ways: the\n'
+          'median of the tool\'s runs against the median of all base runs, and the\n'
+          'median of *paired* losses (each tool run against the mean of the two base runs\n'
+          'around it, which cancels slow drift).  The A/A line applies the paired method\n'
+          'to base runs themselves: that is the noise floor.\n\n'
+          % (fmt_int(int(env.get('pipe_threads', 0))), env.get('pipe_loops'), env.get('pipe_rounds')))
+        w('| configuration | median ops/s | runs (ops/s) | loss vs base median | paired loss (median) | paired losses |\n')
+        w('|---|---:|---|---:|---:|---|\n')
+        w('| base (nothing running) | %s | %s | | A/A ±%s (median abs) | %s |\n'
+          % (fmt_int(pipe['base_med']), ' '.join(fmt_int(x) for x in pipe['base']),
+             fmt_pct(pipe['aa_abs_med']), ' '.join('%+.1f' % x for x in pipe['aa'])))
+        labels = {'offsample19': 'offsample, 19 Hz', 'offsample99': 'offsample, 99 Hz',
+                  'offcputime': '`offcputime-bpfcc` (bcc %s)' % env.get('bcc', ''),
+                  'perfrecord': '`perf record -e sched:sched_switch -a -g`'}
+        for conf in ('offsample19', 'offsample99', 'offcputime', 'perfrecord'):
+            c = pipe['confs'].get(conf)
+            if not c:
+                w('| %s | not measured | | | | |\n' % labels[conf])
+                continue
+            w('| %s | %s | %s | %s | **%s** | %s |\n'
+              % (labels[conf], fmt_int(c['med']), ' '.join(fmt_int(x) for x in c['ops']),
+                 fmt_pct(c['loss_med'], True), fmt_pct(c['paired_med'], True),
+                 ' '.join('%+.1f' % x for x in c['paired'])))
+        w('\nBase spread (max − min) / median: %s.  ' % fmt_pct(pipe['base_spread']))
+        if pipe['offcputime_startup_ms']:
+            w('offcputime needed %s s (median) from start to "Tracing" (BPF compile under\n'
+              'emulation); that time is not part of its runs.  '
+              % ('%.0f' % (med(pipe['offcputime_startup_ms']) / 1000)))
+        w('\n\n**Flat cost.**  The sampler\'s own CPU time per tick (`sampler_cpu_ns`), in an\n'
+          'idle window right after loading and during the pipe run that follows, same\n'
+          'rounds (medians):\n\n')
+        w('| hz | threads per tick | CPU per tick, idle | CPU per tick, during pipe | ratio | tick wall time, idle | during pipe |\n')
+        w('|---:|---:|---:|---:|---:|---:|---:|\n')
+        for conf in ('offsample19', 'offsample99'):
+            c = pipe['confs'].get(conf)
+            f = c and c.get('flat')
+            if not f:
+                continue
+            w('| %s | %s | %s | %s | %s | %s | %s |\n'
+              % (conf[9:], fmt_int(f['visited']), fmt_ns(f['idle_cpu']), fmt_ns(f['busy_cpu']),
+                 '%.2f' % (f['busy_cpu'] / f['idle_cpu']) if f['idle_cpu'] else 'n/a',
+                 fmt_ns(f['idle_tick']), fmt_ns(f['busy_tick'])))
+        w('\n')
+
+    # ---- c. read
+    w('## c. Reading /proc/offsample/stacks\n\n')
+    w('N threads of `offsample-sleepers -m distinct`: thread *i* descends 16 calls whose\n'
+      'call sites spell *i* in binary and then blocks in one of 8 ways (nanosleep,\n'
+      'futex, pipe read, poll, epoll_wait, select, pause, sigwaitinfo), so every thread\n'
+      'is its own record (distinct user stack) over 8 kernel stacks.  Loaded with\n'
+      '`hz=19 max_stacks=<enough>`; after two ticks sampling is paused (`enabled=0`) and\n'
+      'the file is read %s times with `offsample-benchtool read` (64 KiB reads).  The\n'
+      'module\'s read-side symbol cache starts empty (fresh load) and is kept between\n'
+      'reads.  *kallsyms lookups* = Δ`sym_lookups` − Δ`sym_hits` (frames formatted\n'
+      'minus cache hits); *distinct kernel addresses* are counted in the output\n'
+      '(distinct `func+0xoff/0xsize` strings).\n\n' % env.get('reads'))
+    w('| records | read | bytes | wall time | CPU time | kernel frames printed | kallsyms lookups | distinct kernel addresses |\n')
+    w('|---:|---:|---:|---:|---:|---:|---:|---:|\n')
+    for r in read:
+        for x in r['reads']:
+            w('| %s | %d | %s | %s | %s | %s | %s | %s |\n'
+              % (fmt_int(r['records']) if x['i'] == 1 else '', x['i'], fmt_int(x['bytes']),
+                 fmt_ns(x['wall']), fmt_ns(x['cpu']), fmt_int(x['frames']),
+                 fmt_int(x['kallsyms']), fmt_int(r['addrs']) if x['i'] == 1 else ''))
+    w('\n')
+    for r in read:
+        if r['reads']:
+            lat = [x['wall'] for x in r['reads'][1:]] or [r['reads'][0]['wall']]
+            w('- %s records (%s distinct kernel stacks, %s distinct user stacks): first read %s, '
+              'later reads %s median, %s per record.\n'
+              % (fmt_int(r['records']), fmt_int(r['kstacks']), fmt_int(r['ustacks']),
+                 fmt_ns(r['reads'][0]['wall']), fmt_ns(med(lat)),
+                 fmt_ns(med(lat) / max(r['records'], 1))))
+    w('\n')
+
+    # ---- d. memory
+    w('## d. Kernel memory used by the module\n\n')
+    w('`memory_bytes` from /proc/offsample/stats (what the module allocated: tables,\n'
+      'thread cache, snapshot array, interned user stacks and paths, symbol cache),\n'
+      'at the end of each measurement window, and the change of /proc/meminfo `Slab`\n'
+      'and `VmallocUsed` between just before `insmod` and that moment (includes\n'
+      'unrelated kernel activity such as proc inodes; indicative only).\n\n')
+    w('| load | memory_bytes | Slab Δ | VmallocUsed Δ |\n|---|---:|---:|---:|\n')
+    for r in tick:
+        for mode in ('cold', 'coldk', 'warm'):
+            m = r.get(mode)
+            if m:
+                w('| %s sleeping threads, %s | %s | %s | %s |\n'
+                  % (fmt_int(r['n']), names[mode], fmt_bytes(m['memory']),
+                     fmt_bytes(m.get('slab_kb', 0) * 1024), fmt_bytes(m.get('vmalloc_kb', 0) * 1024)))
+    for r in read:
+        if r['reads']:
+            last = r['reads'][-1]
+            w('| %s unique stacks, after %d reads | %s | %s | %s |\n'
+              % (fmt_int(r['records']), len(r['reads']), fmt_bytes(last['memory']),
+                 fmt_bytes(r.get('slab_kb', 0) * 1024), fmt_bytes(r.get('vmalloc_kb', 0) * 1024)))
+    w('\n')
+
+    # ---- profiles
+    w('## Where the time goes\n\n')
+    w('perf (`cpu-clock`, call graphs) on the sampler kernel thread alone, at the\n'
+      'largest size, during the cold and warm windows; and on one /proc pass.\n'
+      'Self time per function, then time including callees (top lines).\n\n')
+    last = tick[-1]['n'] if tick else None
+    for label, title in (('tick-%s-cold' % last, 'sampler, cold (thread_cache=0)'),
+                         ('tick-%s-warm' % last, 'sampler, warm'),
+                         ('tick-%s-procpass' % last, '/proc/*/task/*/stack pass')):
+        selfp = b.profile(label, 'self', 16)
+        child = b.profile(label, 'children', 16)
+        if not selfp and not child:
+            continue
+        w('### %s, %s threads\n\n' % (title, fmt_int(last)))
+        w('```\nself:\n%s\n\nincluding callees:\n%s\n```\n\n' % ('\n'.join(selfp), '\n'.join(child)))
+
+    # ---- commands
+    w('## Exact commands\n\n')
+    w('On the host: `%s`, which runs `tests/lib/deps.sh build vm test bench`,\n'
+      '`make KVER=%s module`, `make workload bench-helpers`, then\n'
+      % (host.get('make_command', 'make bench'), env.get('kernel')))
+    if guest:
+        w('`tests/vm/run-guest.sh --memory 4G --cpus 2 %s build/bench/run -- tests/bench/bench-inner.sh build/bench/run`\n'
+          '(virtme-ng: `vng --run /boot/vmlinuz-%s --disable-kvm --cpus 2 --memory 4G ...`)\n'
+          % (env.get('kernel'), env.get('kernel')))
+    else:
+        w('`tests/bench/bench-inner.sh build/bench/run` on the host\n')
+    w('and `tests/bench/report.py`.  Inside, as root (sizes: %s threads; pipe: %s threads, %s rounds):\n\n'
+      % (env.get('sizes'), env.get('pipe_threads'), env.get('pipe_rounds')))
+    w('```\n')
+    w('sysctl -w kernel.threads-max=200000 kernel.pid_max=4194304 vm.max_map_count=1048576\n')
+    for row in b.commands:
+        if len(row) >= 2:
+            w('%-8s %s\n' % (row[0] + ':', row[1]))
+    w('```\n\n')
+
+    # ---- caveats
+    w('## Reading these numbers\n\n')
+    w('- Software emulation: the guest\'s clocksource is `%s` (TSC unusable under\n'
+      '  TCG), every guest memory access goes through QEMU\'s software TLB, and a\n'
+      '  guest page-table walk is C code.  Code that touches many distinct pages per\n'
+      '  unit of work (a sampler visiting thousands of task_structs, kernel stacks and\n'
+      '  user stacks) is slowed down more than code that stays in a few pages.  The\n'
+      '  ratios above are therefore the ratios *of this emulated machine*; they say\n'
+      '  nothing precise about bare metal, where memory latency and cache misses set\n'
+      '  the cost instead.\n' % env.get('clocksource'))
+    w('- `perf bench sched pipe` varies ±20-30%% between identical runs under emulation;\n'
+      '  the A/A line above is the honest noise floor.  A 1%% loss cannot be read from\n'
+      '  it; the flat-cost table (sampler CPU per tick idle vs under a switch-heavy\n'
+      '  load) is the evidence that offsample\'s cost does not depend on the context\n'
+      '  switch rate.\n')
+    w('- Other engineers\' guests ran on the same 2-core host during the run (see\n'
+      '  Setup); their load shifts absolute times and adds noise to every ratio.\n')
+    w('- Raw results: `%s/` (module stats before/after every window, /proc pass\n'
+      '  timings, pipe runs, perf profiles, meminfo).\n' % rawdir)
+
+
+if __name__ == '__main__':
+    main()
