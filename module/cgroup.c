@@ -98,8 +98,8 @@ static int offs_cg_apply(char *p)
 /*
  * Restrict sampling to the subtree at path (relative to the cgroup v2
  * root, e.g. "/system.slice/postgresql.service"); "", "/" (or only
- * slashes) removes the restriction.  Before the module is initialised the path is only stored;
- * offs_cgroup_init() resolves it.
+ * slashes) removes the restriction.  Before the module is initialised the
+ * path is only stored; offs_cgroup_init() resolves it.
  */
 int offs_cgroup_set(const char *path)
 {
