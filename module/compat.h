@@ -71,7 +71,7 @@
 
 /*
  * cgroup_get_from_id() (a cgroup id back to its cgroup, for printing its
- * path) is exported since 6.1; before, paths print as "cgroup-id:N".
+ * path): 6.1 has it, 5.10 does not; without it paths print as "cgroup-id:N".
  */
 #ifdef OFFS_HAVE_CGROUP_GET_FROM_ID
 #define offs_cgroup_get_from_id(id)	cgroup_get_from_id(id)
