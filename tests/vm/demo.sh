@@ -20,15 +20,12 @@ while [ $# -gt 0 ]; do
 	--guest) where=guest; shift ;;
 	--host) where=host; shift ;;
 	--seconds) secs=$2; shift 2 ;;
-	-h|--help) sed -n '2,12s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	-h|--help) sed -n '3,12s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	*) echo "demo.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 done
 
-can_load_here() {
-	[ -e /proc/modules ] && [ -d "/lib/modules/$(uname -r)/build" ] &&
-		[ "$(id -u)" -eq 0 ]
-}
+. "$TOP/tests/vm/where.sh"
 if [ $where = auto ]; then
 	if can_load_here; then where=host; else where=guest; fi
 fi
