@@ -72,7 +72,7 @@ mkdir -p "$OUT"
 	done
 ) > "$OUT/host-load.tsv" 2>/dev/null &
 mon=$!
-trap 'kill $mon 2>/dev/null' EXIT
+trap 'kill $mon 2>/dev/null || :' EXIT
 
 t0=$(date +%s)
 rc=0

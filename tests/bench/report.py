@@ -697,13 +697,23 @@ def write_md(b, tick, pipe, read, rawdir):
       '  ratios above are therefore the ratios *of this emulated machine*; they say\n'
       '  nothing precise about bare metal, where memory latency and cache misses set\n'
       '  the cost instead.\n' % env.get('clocksource'))
-    w('- `perf bench sched pipe` varies ±20-30%% between identical runs under emulation;\n'
-      '  the A/A line above is the honest noise floor.  A 1%% loss cannot be read from\n'
-      '  it; the flat-cost table (sampler CPU per tick idle vs under a switch-heavy\n'
-      '  load) is the evidence that offsample\'s cost does not depend on the context\n'
-      '  switch rate.\n')
-    w('- Other engineers\' guests ran on the same 2-core host during the run (see\n'
-      '  Setup); their load shifts absolute times and adds noise to every ratio.\n')
+    noise = pipe.get('aa_abs_med') if pipe else None
+    w('- `perf bench sched pipe` is noisy under emulation: in this run base runs\n'
+      '  differed from their neighbours by %s (median of the A/A paired losses;\n'
+      '  spread of all base runs %s).  A loss smaller than that cannot be read\n'
+      '  from the throughput table; the flat-cost table (sampler CPU per tick idle\n'
+      '  vs under a switch-heavy load) is the evidence that offsample\'s cost does\n'
+      '  not depend on the context-switch rate.\n'
+      % (fmt_pct(noise), fmt_pct(pipe.get('base_spread') if pipe else None)))
+    q = [int(r[1]) for r in b.hostload if len(r) > 2 and r[1].isdigit()]
+    others = (max(q) - (1 if guest else 0)) if q else 0
+    if others > 0:
+        w('- Up to %d other QEMU guest(s) ran on the same host during the run (see\n'
+          '  Setup); their load shifts absolute times and adds noise to every ratio.\n'
+          % others)
+    else:
+        w('- Nothing else ran a QEMU guest on the host during the run (sampled every\n'
+          '  20 s, see Setup); the host load average is in the Setup table.\n')
     w('- Raw results: `%s/` (module stats before/after every window, /proc pass\n'
       '  timings, pipe runs, perf profiles, meminfo).\n' % rawdir)
 

@@ -6,7 +6,8 @@ load '/usr/lib/bats/bats-support/load'
 load '/usr/lib/bats/bats-assert/load'
 bats_require_minimum_version 1.5.0
 
-TOP=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+# This file is tests/guest/lib.bash, whatever directory the suite is in.
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 KREL=$(uname -r)
 OFFS_KO=${OFFS_KO:-$TOP/build/$KREL/offsample.ko}
 OFFS_WORKLOAD=${OFFS_WORKLOAD:-$TOP/build/offsample-workload}
