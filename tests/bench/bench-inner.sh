@@ -259,8 +259,8 @@ fi
 # ---------------------------------------------------------------- pipe
 pipe_run() {	# ROUND CONFIG: one perf bench sched pipe, ops/s into pipe.tsv
 	local round=$1 conf=$2 o
-	cmd pipe "perf bench sched pipe -l $PIPE_LOOPS"
-	o=$(perf bench sched pipe -l "$PIPE_LOOPS" 2>&1)
+	cmd pipe "taskset -c 0 perf bench sched pipe -l $PIPE_LOOPS"
+	o=$(taskset -c 0 perf bench sched pipe -l "$PIPE_LOOPS" 2>&1)
 	echo "$o" > "$R/pipe-$round-$conf.out"
 	printf '%s\t%s\t%s\t%s\n' "$round" "$conf" \
 		"$(echo "$o" | awk '/ops\/sec/ { print $1 }')" \

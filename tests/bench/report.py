@@ -550,8 +550,10 @@ def write_md(b, tick, pipe, read, rawdir):
         w('Not measured.\n\n')
     else:
         w('%s sleeping threads (`offsample-sleepers -m same`) for the whole section.  Each\n'
-          'run is `perf bench sched pipe -l %s` (two processes passing a token through a\n'
-          'pipe: two context switches per loop).  Runs are interleaved, base between\n'
+          'run is `taskset -c 0 perf bench sched pipe -l %s` (two processes passing a\n'
+          'token through a pipe: two context switches per loop, both on CPU 0, which\n'
+          'under emulation is far less noisy than letting them bounce between vCPUs;\n'
+          'the tools\' own threads are free to run on the other CPU).  Runs are interleaved, base between\n'
           'every two tool runs (base, offsample 19 Hz, base, offsample 99 Hz, base,\n'
           'offcputime, base, perf record, ... × %s rounds).  Loss is given two ways: the\n'
           'median of the tool\'s runs against the median of all base runs, and the\n'
@@ -602,7 +604,8 @@ def write_md(b, tick, pipe, read, rawdir):
     w('N threads of `offsample-sleepers -m distinct`: thread *i* descends 16 calls whose\n'
       'call sites spell *i* in binary and then blocks in one of 8 ways (nanosleep,\n'
       'futex, pipe read, poll, epoll_wait, select, pause, sigwaitinfo), so every thread\n'
-      'is its own record (distinct user stack) over 8 kernel stacks.  Loaded with\n'
+      'is meant to be its own record (distinct user stack) over 8 kernel stacks; the\n'
+      'table gives the records actually printed.  Loaded with\n'
       '`hz=19 max_stacks=<enough>`; after two ticks sampling is paused (`enabled=0`) and\n'
       'the file is read %s times with `offsample-benchtool read` (64 KiB reads).  The\n'
       'module\'s read-side symbol cache starts empty (fresh load) and is kept between\n'

@@ -78,7 +78,13 @@ static void block_forever(int kind)
 		case 5:
 			FD_ZERO(&rfds);
 			FD_SET(pipefd[0], &rfds);
-			select(pipefd[0] + 1, &rfds, NULL, NULL, NULL);
+			/*
+			 * Through syscall(): glibc's select() wrapper uses
+			 * %rbp as a scratch register, which ends a frame-
+			 * pointer walk at the first frame.
+			 */
+			syscall(SYS_select, pipefd[0] + 1, &rfds, NULL, NULL,
+				NULL);
 			break;
 		case 6:
 			pause();
