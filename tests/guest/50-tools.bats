@@ -215,16 +215,9 @@ teardown() {
 }
 
 @test "flamegraph of offsample-ustack, recorded then rendered after it exited: named user functions" {
-	local dev out=$T/us.out i line
+	local dev
 	dev=$(slow_disk_setup osw-slow50)
-	"$TOP/build/offsample-ustack" "$dev" > "$out" 2>&1 3>&- &
-	US_PID=$!
-	for i in $(seq 1 300); do
-		line=$(grep '^ready ' "$out" || true)
-		[ -n "$line" ] && break
-		sleep 0.1
-	done
-	[ -n "$line" ] || { cat "$out"; return 1; }
+	start_ustack "$TOP/build/offsample-ustack" "$dev" "$T/us.out"
 	sleep 1
 	run --separate-stderr "$OFFS" record -d 3 -p "$US_PID" -o "$T/us.stacks"
 	assert_success

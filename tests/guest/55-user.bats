@@ -27,15 +27,9 @@ teardown_file() {
 # run_ustack BINARY: start it, wait for "ready", sample 3 s, drain to
 # $BATS_TEST_TMPDIR/d, stop it.  Sets US_PID US_FUTEX US_PORT.
 run_ustack() {
-	local out=$BATS_TEST_TMPDIR/us.out line i
-	"$1" "$(cat "$BATS_FILE_TMPDIR/dev")" > "$out" 2>&1 3>&- &
-	US_PID=$!
-	for i in $(seq 1 300); do
-		line=$(grep '^ready ' "$out" || true)
-		[ -n "$line" ] && break
-		sleep 0.1
-	done
-	[ -n "$line" ] || { cat "$out"; return 1; }
+	local line
+	start_ustack "$1" "$(cat "$BATS_FILE_TMPDIR/dev")" "$BATS_TEST_TMPDIR/us.out"
+	line=$US_READY
 	US_FUTEX=$(echo "$line" | sed 's/.*futex=\(0x[0-9a-f]*\).*/\1/')
 	US_PORT=$(echo "$line" | sed 's/.*port=\([0-9]*\).*/\1/')
 	sleep 1

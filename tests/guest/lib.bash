@@ -72,10 +72,11 @@ workload_stop() {
 	fi
 }
 
-# Fail with the offending lines if the kernel log has a splat.
+# dmesg_clean [EXTRA_REGEX]: fail with the offending lines if the kernel
+# log has a splat (or a line matching EXTRA_REGEX).
 dmesg_clean() {
-	local bad
-	bad=$(dmesg | grep -E 'BUG:|WARNING:|Oops|general protection|Call Trace|lockdep|KASAN|UBSAN|kmemleak|hung_task|soft lockup|rcu_.*stall|RCU stall|INFO: task' || true)
+	local bad re='BUG:|WARNING:|Oops|general protection|Call Trace|lockdep|KASAN|UBSAN|kmemleak|hung_task|soft lockup|rcu_.*stall|RCU stall|INFO: task'
+	bad=$(dmesg | grep -E "$re${1:+|$1}" || true)
 	if [ -n "$bad" ]; then
 		echo "kernel log has errors:" >&2
 		echo "$bad" >&2
@@ -105,4 +106,21 @@ slow_disk_teardown() {
 		losetup -d "$(cat "/tmp/$name.loop")" 2>/dev/null || true
 	fi
 	rm -f "/tmp/$name.img" "/tmp/$name.loop"
+}
+
+# start_ustack BINARY DEVICE OUTFILE: start tests/workload/offsample-ustack
+# (or a variant) in the background and wait for its "ready" line.  Sets
+# US_PID and US_READY (that line).
+start_ustack() {
+	local i
+	"$1" "$2" > "$3" 2>&1 3>&- &
+	US_PID=$!
+	US_READY=
+	for i in $(seq 1 300); do
+		US_READY=$(grep '^ready ' "$3" || true)
+		[ -n "$US_READY" ] && return 0
+		sleep 0.1
+	done
+	cat "$3"
+	return 1
 }

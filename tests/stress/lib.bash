@@ -76,14 +76,7 @@ cgroups_dying_settle() {
 
 # Also count hung tasks and RT "sleeping function" reports as splats.
 stress_dmesg_clean() {
-	dmesg_clean || return 1
-	local bad
-	bad=$(dmesg | grep -E 'blocked for more than|sleeping function called|scheduling while atomic|kernel BUG|refcount_t:|list_(add|del) corruption|kmem_cache_destroy|Object.*remaining|unreferenced object' || true)
-	if [ -n "$bad" ]; then
-		echo "kernel log has errors:" >&2
-		echo "$bad" >&2
-		return 1
-	fi
+	dmesg_clean 'blocked for more than|sleeping function called|scheduling while atomic|kernel BUG|refcount_t:|list_(add|del) corruption|kmem_cache_destroy|Object.*remaining|unreferenced object'
 }
 
 # ---- readers and drainers ----
