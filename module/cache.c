@@ -14,21 +14,27 @@
  * never inherits an old stack.  Entries of threads not visited in a tick
  * (exited, or no longer sampled) are freed at the end of that tick.  The
  * number of entries is bounded by the thread_cache parameter (0 disables
- * the cache); threads beyond it are always fully captured.
+ * the cache); threads beyond it are always fully captured.  The hash table
+ * follows the number of entries (one to eight buckets per entry, at least
+ * 1024 buckets), so a lookup is about one comparison: it is resized at the
+ * end of a tick, and stays as it is if the new array cannot be allocated.
  *
  * Only the sampler kthread uses this file: no locking of its own.  Entries
  * hold a reference on their stack (table.c), taken and dropped under
  * offs_table_lock by table.c.
  */
 #include <linux/slab.h>
+#include <linux/mm.h>
 #include <linux/hash.h>
+#include <linux/log2.h>
 #include <linux/sched.h>
 
 #include "offsample.h"
 #include "table.h"
 #include "cache.h"
 
-#define OFFS_TC_BITS	13
+#define OFFS_TC_MIN_BITS	10
+#define OFFS_TC_MAX_BITS	22	/* thread_cache is at most 4194304 */
 
 struct offs_tc_ent {
 	struct hlist_node node;
@@ -41,14 +47,53 @@ struct offs_tc_ent {
 	struct offs_hit hit;
 };
 
-static struct hlist_head offs_tc_buckets[1 << OFFS_TC_BITS];
+static struct hlist_head *offs_tc_buckets;
+static unsigned int offs_tc_bits;
 static struct kmem_cache *offs_tc_cache;
 static unsigned int offs_tc_n;
 static u64 offs_tc_tick;
 
 static struct hlist_head *offs_tc_head(pid_t tid)
 {
-	return &offs_tc_buckets[hash_32(tid, OFFS_TC_BITS)];
+	return &offs_tc_buckets[hash_32(tid, offs_tc_bits)];
+}
+
+static struct hlist_head *offs_tc_alloc_buckets(unsigned int bits)
+{
+	struct hlist_head *b;
+
+	/* kvcalloc() zeroes: an empty hlist_head is a NULL first pointer. */
+	b = kvcalloc(1U << bits, sizeof(*b), GFP_KERNEL | __GFP_NOWARN);
+	if (b)
+		atomic64_add((1ULL << bits) * sizeof(*b), &offs_stats.mem_bytes);
+	return b;
+}
+
+static void offs_tc_free_buckets(struct hlist_head *b, unsigned int bits)
+{
+	kvfree(b);
+	atomic64_sub((1ULL << bits) * sizeof(*b), &offs_stats.mem_bytes);
+}
+
+/* Move every entry into a table of 2^bits buckets (if one can be had). */
+static void offs_tc_rehash(unsigned int bits)
+{
+	struct hlist_head *nb = offs_tc_alloc_buckets(bits);
+	struct hlist_head *ob = offs_tc_buckets;
+	unsigned int obits = offs_tc_bits, i;
+	struct offs_tc_ent *e;
+	struct hlist_node *tmp;
+
+	if (!nb)
+		return;
+	for (i = 0; i < (1U << obits); i++)
+		hlist_for_each_entry_safe(e, tmp, &ob[i], node) {
+			hlist_del(&e->node);
+			hlist_add_head(&e->node, &nb[hash_32(e->tid, bits)]);
+		}
+	offs_tc_buckets = nb;
+	offs_tc_bits = bits;
+	offs_tc_free_buckets(ob, obits);
 }
 
 /* The entry of thread t; created if absent and there is room, else NULL. */
@@ -134,24 +179,42 @@ static void offs_tc_free(struct offs_tc_ent *e)
 	atomic64_sub(sizeof(*e), &offs_stats.mem_bytes);
 }
 
-/* Free the entries of threads that were not visited in this tick. */
+/*
+ * Free the entries of threads that were not visited in this tick, then
+ * size the table for the entries left: grow above one entry per bucket,
+ * shrink below one per four.
+ */
 void offs_tc_sweep(bool all)
 {
 	struct offs_tc_ent *e;
 	struct hlist_node *tmp;
-	unsigned int i;
+	unsigned int i, want;
 
-	for (i = 0; i < ARRAY_SIZE(offs_tc_buckets); i++)
+	for (i = 0; i < (1U << offs_tc_bits); i++)
 		hlist_for_each_entry_safe(e, tmp, &offs_tc_buckets[i], node)
 			if (all || e->seen != offs_tc_tick)
 				offs_tc_free(e);
 	WRITE_ONCE(offs_stats.cache_entries, offs_tc_n);
+	if (all)
+		return;
+	want = clamp_t(unsigned int, order_base_2(offs_tc_n),
+		       OFFS_TC_MIN_BITS, OFFS_TC_MAX_BITS);
+	if (want > offs_tc_bits || want + 2 < offs_tc_bits)
+		offs_tc_rehash(want);
 }
 
 int offs_tc_init(void)
 {
+	offs_tc_buckets = offs_tc_alloc_buckets(OFFS_TC_MIN_BITS);
+	if (!offs_tc_buckets)
+		return -ENOMEM;
+	offs_tc_bits = OFFS_TC_MIN_BITS;
 	offs_tc_cache = KMEM_CACHE(offs_tc_ent, 0);
-	return offs_tc_cache ? 0 : -ENOMEM;
+	if (!offs_tc_cache) {
+		offs_tc_free_buckets(offs_tc_buckets, offs_tc_bits);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 /* The sampler is stopped. */
@@ -159,4 +222,6 @@ void offs_tc_exit(void)
 {
 	offs_tc_sweep(true);
 	kmem_cache_destroy(offs_tc_cache);
+	offs_tc_free_buckets(offs_tc_buckets, offs_tc_bits);
+	offs_tc_buckets = NULL;
 }

@@ -68,15 +68,10 @@ static struct cgroup *offs_cg_resolve(char *path)
 	return cg;
 }
 
-u64 offs_task_cgid(struct task_struct *t)
+/* The caller holds rcu_read_lock(): a task's css_set is RCU-protected. */
+u64 offs_task_cgid_rcu(struct task_struct *t)
 {
-	u64 id;
-
-	/* The css_set of a task is RCU-protected. */
-	rcu_read_lock();
-	id = cgroup_id(task_dfl_cgroup(t));
-	rcu_read_unlock();
-	return id;
+	return cgroup_id(task_dfl_cgroup(t));
 }
 
 /* Resolve the stored path into the target; offs_cg_lock held. */

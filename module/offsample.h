@@ -192,7 +192,8 @@ struct offs_stats {
 	u64 cache_misses;		/* full captures */
 	u64 cache_full;
 	u64 cache_entries;
-	u64 hit_ns_total;		/* time in cache-hit visits */
+	u64 hits_timed;			/* cache hits that were timed */
+	u64 hit_ns_timed;		/* time in those (see sampler.c) */
 	u64 cgroup_skipped;		/* threads outside the cgroup parameter */
 	u64 user_walks;
 	u64 user_frames;
@@ -226,7 +227,7 @@ struct offs_ustack;
 struct offs_wobj;
 
 /* cgroup.c */
-u64 offs_task_cgid(struct task_struct *t);
+u64 offs_task_cgid_rcu(struct task_struct *t);
 int offs_cgroup_init(void);
 int offs_cgroup_set(const char *path);
 int offs_cgroup_get_param(char *buf, size_t len);

@@ -154,10 +154,14 @@ void offs_sample_names(struct task_struct *t, struct offs_sample *s)
 	memcpy(s->tname, t->comm, TASK_COMM_LEN);
 	s->tname[TASK_COMM_LEN - 1] = '\0';
 
-	/* task_structs are freed after an RCU grace period. */
+	/*
+	 * task_structs are freed after an RCU grace period, and a task's
+	 * css_set is RCU-protected: one read-side section for both.
+	 */
 	rcu_read_lock();
 	leader = READ_ONCE(t->group_leader);
 	memcpy(s->comm, leader->comm, TASK_COMM_LEN);
+	s->cgid = offs_task_cgid_rcu(t);
 	rcu_read_unlock();
 	s->comm[TASK_COMM_LEN - 1] = '\0';
 }

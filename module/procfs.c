@@ -557,7 +557,7 @@ static int offs_stats_show(struct seq_file *m, void *v)
 	struct offs_stats *st = &offs_stats;
 	struct offs_gen_summary sum;
 	struct offs_gen *gen;
-	u64 ticks, visited, avg, cpu_ppm, hits, misses;
+	u64 ticks, visited, avg, cpu_ppm, hits, misses, timed;
 	unsigned int max_stacks;
 	char name[32];
 	int r;
@@ -614,7 +614,9 @@ static int offs_stats_show(struct seq_file *m, void *v)
 		  visited ? READ_ONCE(st->tick_ns_total) / visited : 0);
 	hits = READ_ONCE(st->cache_hits);
 	misses = READ_ONCE(st->cache_misses);
-	OFFS_SHOW("thread_ns_hit", hits ? READ_ONCE(st->hit_ns_total) / hits : 0);
+	timed = READ_ONCE(st->hits_timed);
+	OFFS_SHOW("thread_ns_hit",
+		  timed ? READ_ONCE(st->hit_ns_timed) / timed : 0);
 	OFFS_SHOW("thread_ns_full",
 		  misses ? READ_ONCE(st->full_ns_total) / misses : 0);
 	OFFS_SHOW("cache_hits", hits);
