@@ -211,10 +211,16 @@ tick_window() {	# LABEL TICKS PARAMS...
 	meminfo "$label.before"
 	load hz="$TICK_HZ" "$@" || return 1
 	wait_ticks 2 600 || return 1
+	# Snapshots at tick boundaries: writing enabled=0 returns once the
+	# tick in progress has ended, so the deltas cover whole ticks only.
+	echo 0 > $PARAM/enabled
 	snap "$label.0"
 	t0=$(stat_get ticks)
+	echo 1 > $PARAM/enabled
 	wait_ticks $((t0 + ticks)) $((ticks * 60 + 60))
+	echo 0 > $PARAM/enabled
 	snap "$label.1"
+	echo 1 > $PARAM/enabled
 	meminfo "$label.loaded"
 	if [ "$PROFILE" = 1 ] && [ -n "${profile_this:-}" ]; then
 		profile "$label"
