@@ -95,7 +95,8 @@ static unsigned int offs_snapshot(void)
 /*
  * Cache hits cost little more than two clock reads on bare metal, so only
  * one visit in OFFS_TIME_EVERY is timed from its start (thread_ns_hit is
- * estimated from those); full captures are always timed.
+ * estimated from those).  Full captures are always timed: the others from
+ * just after the cache lookup, a small part of their cost.
  */
 #define OFFS_TIME_EVERY	16
 

@@ -29,17 +29,7 @@ while [ $# -gt 0 ]; do
 done
 
 . "$TOP/tests/vm/where.sh"
-if [ $where = auto ]; then
-	if can_load_here; then where=host; else where=guest; fi
-fi
-
-echo "== installing what is missing"
-if [ $where = guest ]; then
-	tests/lib/deps.sh build vm test bench
-else
-	tests/lib/deps.sh build test bench
-fi
-hash -r
+where_setup build test bench
 
 if [ $where = host ]; then
 	kver=$(uname -r)

@@ -26,17 +26,7 @@ while [ $# -gt 0 ]; do
 done
 
 . "$TOP/tests/vm/where.sh"
-if [ $where = auto ]; then
-	if can_load_here; then where=host; else where=guest; fi
-fi
-
-echo "== installing what is missing"
-if [ $where = guest ]; then
-	tests/lib/deps.sh build vm test
-else
-	tests/lib/deps.sh test
-fi
-hash -r
+where_setup build test
 rm -rf "$OUT"
 mkdir -p "$OUT"
 make --no-print-directory workload
