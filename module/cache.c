@@ -181,8 +181,9 @@ static void offs_tc_free(struct offs_tc_ent *e)
 
 /*
  * Free the entries of threads that were not visited in this tick, then
- * size the table for the entries left: grow above one entry per bucket,
- * shrink below one per four.
+ * size the table for the entries left: grow when there are more entries
+ * than buckets, shrink when there are eight or more buckets per entry
+ * (down to OFFS_TC_MIN_BITS).
  */
 void offs_tc_sweep(bool all)
 {
