@@ -12,6 +12,10 @@
 #   make test-rt      the whole guest suite and the long stress suite on
 #                     Debian's 6.12 PREEMPT_RT kernel
 #
+# OFFS_PARTS=core|long (default both) splits test-debug and test-rt into
+# two boots: `make test-debug OFFS_PARTS=core`, then OFFS_PARTS=long (the
+# whole debug run takes hours under emulation).
+#
 # The short stress and fuzz suites (tests/guest/70-stress.bats,
 # 75-fuzz.bats) run in `make test` like every guest suite; their helper
 # programs are built with the workload.

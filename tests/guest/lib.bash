@@ -17,6 +17,9 @@ PARAM=/sys/module/offsample/parameters
 # Where to keep captured outputs that should come back to the host.
 ARTIFACTS=${OFFS_ARTIFACTS:-$BATS_RUN_TMPDIR}
 
+# SPLAT_RE: what a kernel log line reporting a problem looks like.
+source "$TOP/tests/lib/splat.bash"
+
 offs_unload() {
 	if [ -d /sys/module/offsample ]; then
 		rmmod offsample
@@ -75,8 +78,8 @@ workload_stop() {
 # dmesg_clean [EXTRA_REGEX]: fail with the offending lines if the kernel
 # log has a splat (or a line matching EXTRA_REGEX).
 dmesg_clean() {
-	local bad re='BUG:|WARNING:|Oops|general protection|Call Trace|lockdep|KASAN|UBSAN|kmemleak|hung_task|soft lockup|rcu_.*stall|RCU stall|INFO: task'
-	bad=$(dmesg | grep -E "$re${1:+|$1}" || true)
+	local bad
+	bad=$(dmesg | grep -E "$SPLAT_RE${1:+|$1}" || true)
 	if [ -n "$bad" ]; then
 		echo "kernel log has errors:" >&2
 		echo "$bad" >&2
@@ -88,8 +91,9 @@ dmesg_clean() {
 # over a loop device on a tmpfs file).  Prints the /dev/mapper path.
 slow_disk_setup() {
 	local name=$1 lo
-	modprobe loop
-	modprobe dm-delay
+	# Modules on Debian's kernels, built in on the debug kernel.
+	[ -e /dev/loop-control ] || modprobe loop
+	dmsetup targets | grep -q '^delay ' || modprobe dm-delay
 	truncate -s 16M "/tmp/$name.img"
 	lo=$(losetup -f --show "/tmp/$name.img")
 	echo "$lo" > "/tmp/$name.loop"

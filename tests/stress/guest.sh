@@ -2,47 +2,74 @@
 # SPDX-License-Identifier: GPL-2.0
 # Runs inside the guest (as root), from tests/stress/run.sh.
 #
-#   tests/stress/guest.sh long OUTDIR        the long stress and fuzz suites
-#   tests/stress/guest.sh full+long OUTDIR   every guest suite (as make test
-#                                            runs them), then the long ones
+#   tests/stress/guest.sh PARTS OUTDIR
 #
-# Results (TAP, stress-results.txt, dmesg, kmemleak) go to OUTDIR, which
-# the host shares read-write.
+# PARTS is what to run, in this order:
+#   core        every guest suite, as make test runs them (OUTDIR/core)
+#   long        the long stress and fuzz suites (OUTDIR/long)
+#   core+long   both
+# Where the kernel has kmemleak (the debug kernel), its suite runs after
+# the last part and a final scan is written to OUTDIR/kmemleak-final.txt.
+# Results (TAP, stress-results.txt, dmesg) go to OUTDIR, which the host
+# shares read-write.  BATS_TEST_TIMEOUT (seconds per test) is passed on.
 set -u
-what=${1:?usage: guest.sh long|full+long OUTDIR}
-out=${2:?usage: guest.sh long|full+long OUTDIR}
+parts=${1:?usage: guest.sh core|long|core+long OUTDIR}
+out=${2:?usage: guest.sh core|long|core+long OUTDIR}
+case "$parts" in
+core|long|core+long) ;;
+*) echo "guest.sh: unknown parts '$parts'" >&2; exit 2 ;;
+esac
 cd "$(dirname "$0")/../.." || exit 125
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 uname -r > "$out/kernel"
 rc=0
+mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug 2>/dev/null
+kmemleak=
+[ -w /sys/kernel/debug/kmemleak ] && kmemleak=tests/guest/debug/80-kmemleak.bats
 
-if [ "$what" = full+long ]; then
+# run_bats DIR MODE SUITE...: the suites with OFFS_STRESS=MODE and their
+# artifacts in DIR, in a session of their own (whatever a failed test left
+# running is killed afterwards), TAP to DIR/stress.tap.
+run_bats() {
+	local dir=$1 mode=$2 pid r
+	shift 2
+	OFFS_ARTIFACTS=$dir OFFS_STRESS=$mode \
+		setsid bats --tap --timing --print-output-on-failure "$@" \
+		> "$dir/stress.tap" 2> "$dir/stress.stderr" &
+	pid=$!
+	wait $pid
+	r=$?
+	kill -KILL -- -$pid 2>/dev/null
+	return $r
+}
+
+if [ "$parts" != long ]; then
 	mkdir -p "$out/core"
+	start=$(date +%s)
 	tests/guest/run.sh "$out/core" || rc=1
+	echo "core_suite_seconds $(( $(date +%s) - start ))" >> "$out/core/stress-results.txt"
 fi
 
-mkdir -p "$out/long"
-export OFFS_ARTIFACTS=$out/long OFFS_STRESS=long
-start=$(date +%s)
-suites="tests/guest/05-security.bats tests/guest/70-stress.bats tests/guest/75-fuzz.bats"
-# kmemleak (the debug kernel): its own suite, run only where it exists.
-mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug 2>/dev/null
-[ -w /sys/kernel/debug/kmemleak ] && suites="$suites tests/guest/debug/80-kmemleak.bats"
-# shellcheck disable=SC2086
-setsid bats --tap --print-output-on-failure $suites tests/guest/99-dmesg.bats \
-	> "$out/long/stress.tap" 2> "$out/long/stress.stderr" &
-bats_pid=$!
-wait $bats_pid || rc=1
-kill -KILL -- -$bats_pid 2>/dev/null
-echo "long_suite_seconds $(( $(date +%s) - start ))" >> "$out/long/stress-results.txt"
+if [ "$parts" != core ]; then
+	mkdir -p "$out/long"
+	start=$(date +%s)
+	# No limit per test here (100 load/unload cycles take over an hour on
+	# the debug kernel): the guest's own timeout is the bound.
+	# shellcheck disable=SC2086
+	BATS_TEST_TIMEOUT='' run_bats "$out/long" long \
+		tests/guest/05-security.bats tests/guest/70-stress.bats \
+		tests/guest/75-fuzz.bats $kmemleak tests/guest/99-dmesg.bats || rc=1
+	echo "long_suite_seconds $(( $(date +%s) - start ))" >> "$out/long/stress-results.txt"
+elif [ -n "$kmemleak" ]; then
+	# After the core suites: the kmemleak suite and the clean-log check.
+	run_bats "$out/core" short $kmemleak tests/guest/99-dmesg.bats || rc=1
+fi
 
 # A last kmemleak scan after everything was unloaded (debug kernel).
-if mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug 2>/dev/null; then
-	if [ -w /sys/kernel/debug/kmemleak ]; then
-		echo scan > /sys/kernel/debug/kmemleak; sleep 5
-		echo scan > /sys/kernel/debug/kmemleak
-		cat /sys/kernel/debug/kmemleak > "$out/kmemleak-final.txt"
-	fi
+if [ -n "$kmemleak" ]; then
+	echo scan > /sys/kernel/debug/kmemleak; sleep 5
+	echo scan > /sys/kernel/debug/kmemleak
+	cat /sys/kernel/debug/kmemleak > "$out/kmemleak-final.txt"
 fi
 dmesg > "$out/dmesg.txt"
 exit $rc
