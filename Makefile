@@ -50,7 +50,8 @@ $(BUILD)/%/offsample.ko: $(MODSRC) $(TOP)/VERSION
 	$(MAKE) -C $$kdir M=$(BUILD)/$* modules W=1
 
 # The test workload: threads that wait in known ways (frame pointers kept).
-workload: $(BUILD)/offsample-workload $(BUILD)/offsample-ustack $(BUILD)/offsample-ustack-nofp
+workload: $(BUILD)/offsample-workload $(BUILD)/offsample-ustack $(BUILD)/offsample-ustack-nofp \
+	$(BUILD)/offsample-withpid
 $(BUILD)/offsample-workload: $(TOP)/tests/workload/offsample-workload.c
 	@mkdir -p $(BUILD)
 	$(CC) -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
@@ -64,6 +65,11 @@ $(BUILD)/offsample-ustack: $(TOP)/tests/workload/offsample-ustack.c
 $(BUILD)/offsample-ustack-nofp: $(TOP)/tests/workload/offsample-ustack.c
 	@mkdir -p $(BUILD)
 	$(CC) -O2 -g -fomit-frame-pointer -Wall -Wextra -Werror -pthread -o $@ $<
+
+# Runs a command with a chosen pid (the pid-reuse test).
+$(BUILD)/offsample-withpid: $(TOP)/tests/workload/offsample-withpid.c
+	@mkdir -p $(BUILD)
+	$(CC) -O2 -g -Wall -Wextra -Werror -o $@ $<
 
 modules-all:
 	@set -e; for k in $$($(TOP)/tests/vm/kernels.sh); do \

@@ -11,6 +11,7 @@ TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 KREL=$(uname -r)
 OFFS_KO=${OFFS_KO:-$TOP/build/$KREL/offsample.ko}
 OFFS_WORKLOAD=${OFFS_WORKLOAD:-$TOP/build/offsample-workload}
+OFFS_WITHPID=${OFFS_WITHPID:-$TOP/build/offsample-withpid}
 P=/proc/offsample
 PARAM=/sys/module/offsample/parameters
 
