@@ -6,7 +6,7 @@
 #   make stress       long stress + fuzz suites in a guest per test kernel
 #                     (OFFS_KERNELS=default|rt|all|"release ...")
 #   make test-debug   build (once, cached in OFFS_DEBUG_CACHE, default
-#                     /var/cache/offsample-debug-kernel) a KASAN + lockdep +
+#                     /var/lib/offsample-debug-kernel) a KASAN + lockdep +
 #                     kmemleak + UBSAN + DEBUG_OBJECTS kernel, then run the
 #                     whole guest suite and the long stress suite on it
 #   make test-rt      the whole guest suite and the long stress suite on

@@ -8,13 +8,23 @@
 #   tests/stress/debug-kernel.sh [--print]
 #
 # --print: only print the tree if it is built (exit 1 otherwise).
-# Environment: OFFS_DEBUG_CACHE (default /var/cache/offsample-debug-kernel),
+# Environment: OFFS_DEBUG_CACHE (default /var/lib/offsample-debug-kernel;
+# not under /var/cache, /var/log or /var/tmp: the guest mounts tmpfs
+# there, so it would not see the tree's modules),
 # OFFS_DEBUG_JOBS (default: number of CPUs).  The build runs under
 # `nice -n 19`; its log is $OFFS_DEBUG_CACHE/build.log.  It is rebuilt only
 # when the fragment or the source package changes.
 set -eu
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
-CACHE=${OFFS_DEBUG_CACHE:-/var/cache/offsample-debug-kernel}
+CACHE=${OFFS_DEBUG_CACHE:-/var/lib/offsample-debug-kernel}
+# virtme-ng's guest init mounts tmpfs over these: the guest would boot the
+# kernel but find neither its modules (/lib/modules/<release> links into
+# the tree) nor the tree.
+case "$(realpath -m "$CACHE")/" in
+/var/cache/*|/var/log/*|/var/tmp/*)
+	echo "debug-kernel: OFFS_DEBUG_CACHE=$CACHE is hidden from the guest (tmpfs there); use another directory, e.g. /var/lib/offsample-debug-kernel" >&2
+	exit 2 ;;
+esac
 FRAG=$TOP/tests/stress/debug.config
 SERIES=6.12
 TARBALL=/usr/src/linux-source-$SERIES.tar.xz
