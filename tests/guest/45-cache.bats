@@ -61,7 +61,7 @@ thread_records() {
 }
 
 @test "a pid reused by a new thread never inherits an old stack" {
-	local old new helper i out=$BATS_TEST_TMPDIR/withpid
+	local old new helper out=$BATS_TEST_TMPDIR/withpid
 	# hz=1: the old thread's exit and the new one's start fall between two
 	# ticks, so the next tick finds a cache entry with the same tid.
 	offs_load hz=1 key=pid,tid
@@ -80,11 +80,7 @@ thread_records() {
 	# for it; ns_last_pid would need CONFIG_CHECKPOINT_RESTORE).
 	"$OFFS_WITHPID" "$old" sleep 1001 > "$out" 3>&- &
 	helper=$!
-	for i in $(seq 1 100); do
-		grep -q '^pid ' "$out" && break
-		sleep 0.1
-	done
-	new=$(awk '$1 == "pid" { print $2 }' "$out")
+	new=$(wait_line "$out" '^pid [0-9]+$' 100 "$helper" | awk '{ print $2 }')
 	assert_equal "$new" "$old"
 	sleep 3.2
 	cat $P/drain > "$BATS_TEST_TMPDIR/new"

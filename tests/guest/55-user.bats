@@ -27,11 +27,9 @@ teardown_file() {
 # run_ustack BINARY: start it, wait for "ready", sample 3 s, drain to
 # $BATS_TEST_TMPDIR/d, stop it.  Sets US_PID US_FUTEX US_PORT.
 run_ustack() {
-	local line
 	start_ustack "$1" "$(cat "$BATS_FILE_TMPDIR/dev")" "$BATS_TEST_TMPDIR/us.out"
-	line=$US_READY
-	US_FUTEX=$(echo "$line" | sed 's/.*futex=\(0x[0-9a-f]*\).*/\1/')
-	US_PORT=$(echo "$line" | sed 's/.*port=\([0-9]*\).*/\1/')
+	US_FUTEX=$(echo "$US_READY" | sed 's/.*futex=\(0x[0-9a-f]*\).*/\1/')
+	US_PORT=$(echo "$US_READY" | sed 's/.*port=\([0-9]*\).*/\1/')
 	sleep 1
 	cat $P/drain > /dev/null
 	sleep 3

@@ -19,16 +19,15 @@ CONF=/etc/modprobe.d/offsample.conf
 # (kernel releases contain "+" and ".").
 rq() { printf '%s' "$1" | sed 's/[][\.^$*+?(){}|]/\\&/g'; }
 
-# A skip in setup_file makes bats 1.8 drop the file's tests from the TAP
-# without a word: each test skips in setup instead.
-setup() {
-	if ! modinfo -n offsample >/dev/null 2>&1; then
-		skip "offsample is not installed for $(uname -r): run packaging/guest-setup.sh before (make install on the host), see docs/PACKAGING.md"
-	fi
-}
-
+# Whether DKMS installed offsample for this kernel is decided once, in
+# setup_file (exported to the tests and teardown_file).  A skip in
+# setup_file makes bats 1.8 drop the file's tests from the TAP without a
+# word: each test skips in setup instead.
 setup_file() {
-	modinfo -n offsample >/dev/null 2>&1 || return 0
+	OFFS_INSTALLED=
+	modinfo -n offsample >/dev/null 2>&1 && OFFS_INSTALLED=1
+	export OFFS_INSTALLED
+	[ -n "$OFFS_INSTALLED" ] || return 0
 	offs_unload
 	# /etc is a tmpfs overlay in the guest: what we write goes away with it,
 	# but keep the installed file to put it back for later suites.
@@ -37,8 +36,14 @@ setup_file() {
 	fi
 }
 
+setup() {
+	if [ -z "$OFFS_INSTALLED" ]; then
+		skip "offsample is not installed for $(uname -r): run packaging/guest-setup.sh before (make install on the host), see docs/PACKAGING.md"
+	fi
+}
+
 teardown_file() {
-	modinfo -n offsample >/dev/null 2>&1 || return 0
+	[ -n "$OFFS_INSTALLED" ] || return 0
 	modprobe -r offsample 2>/dev/null || offs_unload
 	if [ -f "$BATS_FILE_TMPDIR/offsample.conf.saved" ]; then
 		cp "$BATS_FILE_TMPDIR/offsample.conf.saved" "$CONF"

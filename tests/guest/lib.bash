@@ -51,18 +51,28 @@ sum_counts() {
 	awk -F'\t' "!/^#/ && ($cond) { s += \$1 } END { print s + 0 }" "$file"
 }
 
+# wait_line FILE ERE [TRIES [PID]]: wait up to TRIES tenths of a second
+# (300 unless told) for a line of FILE matching ERE and print the first
+# one.  Fails when time is up, or as soon as PID (if given) has exited
+# without writing it.
+wait_line() {
+	local i
+	for i in $(seq 1 "${3:-300}"); do
+		grep -m1 -E -e "$2" "$1" 2>/dev/null && return 0
+		[ -z "${4:-}" ] || kill -0 "$4" 2>/dev/null || break
+		sleep 0.1
+	done
+	grep -m1 -E -e "$2" "$1" 2>/dev/null
+}
+
 # Start the workload in the background; wait until it says "ready".
 # Sets WL_PID.  Usage: workload_start ARGS...
 workload_start() {
-	local out=$BATS_FILE_TMPDIR/workload.out i
+	local out=$BATS_FILE_TMPDIR/workload.out
 	: > "$out"
 	"$OFFS_WORKLOAD" "$@" >"$out" 2>&1 3>&- &
 	WL_PID=$!
-	for i in $(seq 1 600); do
-		grep -q '^ready$' "$out" && return 0
-		kill -0 "$WL_PID" 2>/dev/null || break
-		sleep 0.1
-	done
+	wait_line "$out" '^ready$' 600 "$WL_PID" > /dev/null && return 0
 	echo "workload did not become ready:" >&2
 	cat "$out" >&2
 	return 1
@@ -117,15 +127,9 @@ slow_disk_teardown() {
 # (or a variant) in the background and wait for its "ready" line.  Sets
 # US_PID and US_READY (that line).
 start_ustack() {
-	local i
 	"$1" "$2" > "$3" 2>&1 3>&- &
 	US_PID=$!
-	US_READY=
-	for i in $(seq 1 300); do
-		US_READY=$(grep '^ready ' "$3" || true)
-		[ -n "$US_READY" ] && return 0
-		sleep 0.1
-	done
+	US_READY=$(wait_line "$3" '^ready ' 300 "$US_PID") && return 0
 	cat "$3"
 	return 1
 }
