@@ -36,13 +36,12 @@ shift 3
 
 # KERNEL_RELEASE is an installed Debian kernel, or the directory of a
 # kernel built from source (the debug kernel of tests/stress/debug-kernel.sh:
-# booted with its own modules; the guest sees OFFS_KTREE=that directory).
-ktree=
+# booted with its own modules, /lib/modules/<release> in the guest links
+# into the tree, so it must not be where the guest mounts tmpfs).
 if [ -d "$kver" ]; then
-	ktree=$(cd "$kver" && pwd)
-	kernel=$ktree
-	if [ ! -r "$ktree/arch/x86/boot/bzImage" ]; then
-		echo "run-guest.sh: no $ktree/arch/x86/boot/bzImage" >&2
+	kernel=$(cd "$kver" && pwd)
+	if [ ! -r "$kernel/arch/x86/boot/bzImage" ]; then
+		echo "run-guest.sh: no $kernel/arch/x86/boot/bzImage" >&2
 		exit 125
 	fi
 else
@@ -60,7 +59,6 @@ fi
 # The command runs from a script in OUTDIR so quoting survives the trip.
 {
 	echo '#!/bin/bash'
-	[ -n "$ktree" ] && echo "export OFFS_KTREE=$(printf '%q' "$ktree")"
 	echo "cd $(printf '%q' "$PWD") || exit 125"
 	printf '%q ' "$@"
 	echo
