@@ -51,7 +51,7 @@ $(BUILD)/%/offsample.ko: $(MODSRC) $(TOP)/VERSION
 
 # The test workload: threads that wait in known ways (frame pointers kept).
 workload: $(BUILD)/offsample-workload $(BUILD)/offsample-ustack $(BUILD)/offsample-ustack-nofp \
-	$(BUILD)/offsample-withpid
+	$(BUILD)/offsample-withpid $(BUILD)/offsample-safety
 $(BUILD)/offsample-workload: $(TOP)/tests/workload/offsample-workload.c
 	@mkdir -p $(BUILD)
 	$(CC) -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
@@ -65,6 +65,12 @@ $(BUILD)/offsample-ustack: $(TOP)/tests/workload/offsample-ustack.c
 $(BUILD)/offsample-ustack-nofp: $(TOP)/tests/workload/offsample-ustack.c
 	@mkdir -p $(BUILD)
 	$(CC) -O2 -g -fomit-frame-pointer -Wall -Wextra -Werror -pthread -o $@ $<
+
+# Sampler-correctness workloads (tests/guest/47-safety.bats), frame pointers kept.
+$(BUILD)/offsample-safety: $(TOP)/tests/workload/offsample-safety.c
+	@mkdir -p $(BUILD)
+	$(CC) -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
+		-fno-optimize-sibling-calls -Wall -Wextra -Werror -pthread -o $@ $<
 
 # Runs a command with a chosen pid (the pid-reuse test).
 $(BUILD)/offsample-withpid: $(TOP)/tests/workload/offsample-withpid.c

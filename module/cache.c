@@ -10,9 +10,17 @@
  * word is compared too because some changes do not make a task run (the
  * 6.1+ freezer sets TASK_FROZEN on a sleeping task from outside).
  *
- * Entries are keyed by thread id and task start time, so a recycled pid
- * never inherits an old stack.  Entries of threads not visited in a tick
- * (exited, or no longer sampled) are freed at the end of that tick.  The
+ * Entries are keyed by the task_struct's address and its start time.  Not
+ * by thread id: a thread that execs from a non-leader takes over the
+ * leader's tid and start time (de_thread()), and would inherit the old
+ * program's entry.  A task_struct address is only reused by a task that
+ * started later, and an exec keeps the address but changes the start
+ * time, so the pair names exactly one task and one program.  The pointer
+ * is only compared, never followed.  A capture is cached only if it is
+ * whole (not degraded, see sampler.c) and only while the parameters that
+ * shape a capture are those it was taken under (offs_config_seq).
+ * Entries of threads not visited in a tick (exited, or no longer sampled)
+ * are freed at the end of that tick.  The
  * number of entries is bounded by the thread_cache parameter (0 disables
  * the cache); threads beyond it are always fully captured.  The hash table
  * follows the number of entries (one to eight buckets per entry, at least
@@ -38,10 +46,11 @@
 
 struct offs_tc_ent {
 	struct hlist_node node;
-	pid_t tid;
+	const struct task_struct *task;	/* identity only, never followed */
 	u64 start_time;
 	unsigned long ncsw;
 	unsigned int state;
+	unsigned int config_seq;	/* offs_config_seq at the capture */
 	u64 seen;		/* tick of the last visit */
 	bool valid;		/* hit describes the thread as it is now */
 	struct offs_hit hit;
@@ -53,9 +62,9 @@ static struct kmem_cache *offs_tc_cache;
 static unsigned int offs_tc_n;
 static u64 offs_tc_tick;
 
-static struct hlist_head *offs_tc_head(pid_t tid)
+static struct hlist_head *offs_tc_head(const struct task_struct *t)
 {
-	return &offs_tc_buckets[hash_32(tid, offs_tc_bits)];
+	return &offs_tc_buckets[hash_ptr(t, offs_tc_bits)];
 }
 
 static struct hlist_head *offs_tc_alloc_buckets(unsigned int bits)
@@ -89,7 +98,7 @@ static void offs_tc_rehash(unsigned int bits)
 	for (i = 0; i < (1U << obits); i++)
 		hlist_for_each_entry_safe(e, tmp, &ob[i], node) {
 			hlist_del(&e->node);
-			hlist_add_head(&e->node, &nb[hash_32(e->tid, bits)]);
+			hlist_add_head(&e->node, &nb[hash_ptr(e->task, bits)]);
 		}
 	offs_tc_buckets = nb;
 	offs_tc_bits = bits;
@@ -99,14 +108,14 @@ static void offs_tc_rehash(unsigned int bits)
 /* The entry of thread t; created if absent and there is room, else NULL. */
 struct offs_tc_ent *offs_tc_lookup(struct task_struct *t)
 {
-	struct hlist_head *head = offs_tc_head(t->pid);
+	struct hlist_head *head = offs_tc_head(t);
 	unsigned int max = READ_ONCE(offs_thread_cache);
 	struct offs_tc_ent *e;
 
 	if (!max)
 		return NULL;	/* disabled: entries go at the next sweep */
 	hlist_for_each_entry(e, head, node) {
-		if (e->tid == t->pid && e->start_time == t->start_time)
+		if (e->task == t && e->start_time == t->start_time)
 			goto found;
 	}
 	if (offs_tc_n >= max) {
@@ -116,7 +125,7 @@ struct offs_tc_ent *offs_tc_lookup(struct task_struct *t)
 	e = kmem_cache_zalloc(offs_tc_cache, GFP_KERNEL | __GFP_NOWARN);
 	if (!e)
 		return NULL;
-	e->tid = t->pid;
+	e->task = t;
 	e->start_time = t->start_time;
 	hlist_add_head(&e->node, head);
 	offs_tc_n++;
@@ -135,16 +144,17 @@ bool offs_tc_unchanged(struct task_struct *t, const struct offs_tc_ent *e)
 {
 	unsigned int state;
 
-	if (!e->valid)
+	if (!e->valid || e->config_seq != READ_ONCE(offs_config_seq))
 		return false;
+	/* The order of pin.c (try_to_wake_up()): state, on_rq, on_cpu. */
 	state = offs_task_state(t);
-	smp_rmb();		/* state before on_cpu/on_rq, as in pin.c */
-	if (state != e->state || READ_ONCE(t->on_cpu) ||
-	    READ_ONCE(t->exit_state))
+	smp_rmb();	/* on_rq after the state */
+	if (state != e->state || READ_ONCE(t->exit_state))
 		return false;
 	if (READ_ONCE(t->on_rq) && !offs_task_sched_delayed(t))
 		return false;
-	return READ_ONCE(t->nvcsw) + READ_ONCE(t->nivcsw) == e->ncsw;
+	smp_rmb();	/* on_cpu after on_rq */
+	return !offs_task_ran(t, e->ncsw);
 }
 
 struct offs_hit *offs_tc_hit(struct offs_tc_ent *e)
@@ -152,12 +162,20 @@ struct offs_hit *offs_tc_hit(struct offs_tc_ent *e)
 	return &e->hit;
 }
 
-/* After a full capture of a blocked thread recorded into e's hit. */
-void offs_tc_store(struct offs_tc_ent *e, const struct offs_sample *s)
+/*
+ * After a full capture of a blocked thread recorded into e's hit.  A
+ * degraded capture is remembered (its references are reused) but not
+ * served: the next tick captures the thread again.
+ */
+void offs_tc_store(struct offs_tc_ent *e, const struct offs_sample *s,
+		   unsigned int config_seq)
 {
 	e->ncsw = s->ncsw;
 	e->state = s->state;
-	e->valid = !!e->hit.stack;
+	e->config_seq = config_seq;
+	e->valid = e->hit.stack && !s->degraded;
+	if (e->hit.stack && s->degraded)
+		OFFS_STAT_ADD(cache_degraded, 1);
 }
 
 void offs_tc_invalidate(struct offs_tc_ent *e)
@@ -202,6 +220,12 @@ void offs_tc_sweep(bool all)
 		       OFFS_TC_MIN_BITS, OFFS_TC_MAX_BITS);
 	if (want > offs_tc_bits || want + 2 < offs_tc_bits)
 		offs_tc_rehash(want);
+}
+
+/* Bytes per entry, for the thread_cache limit (main.c). */
+size_t offs_tc_entry_size(void)
+{
+	return sizeof(struct offs_tc_ent);
 }
 
 int offs_tc_init(void)

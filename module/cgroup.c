@@ -173,15 +173,31 @@ bool offs_task_in_cgroup(struct task_struct *t, struct cgroup *cg)
 	return in;
 }
 
-/* Path of a cgroup from its id, for printing; may sleep. */
-int offs_cgroup_path(u64 id, char *buf, size_t len)
+/* Is ns rooted at the top of the hierarchy (the initial cgroup ns)? */
+static bool offs_cgns_is_top(struct cgroup_namespace *ns)
+{
+	return !ns || !cgroup_parent(ns->root_cset->dfl_cgrp);
+}
+
+/*
+ * Path of a cgroup from its id, for printing, relative to the reader's
+ * cgroup namespace ns (as /proc/PID/cgroup shows it: a cgroup outside the
+ * namespace starts with "/.."); may sleep.  A reader in the initial
+ * namespace gets the kernfs path directly, without cgroup_mutex, which
+ * cgroup_path_ns() takes.
+ */
+int offs_cgroup_path(u64 id, struct cgroup_namespace *ns, char *buf,
+		     size_t len)
 {
 	struct cgroup *cg = offs_cgroup_get_from_id(id);
 	int n;
 
 	if (IS_ERR_OR_NULL(cg))
 		return snprintf(buf, len, "cgroup-id:%llu", id);
-	n = kernfs_path_from_node(cg->kn, NULL, buf, len);
+	if (offs_cgns_is_top(ns))
+		n = kernfs_path_from_node(cg->kn, NULL, buf, len);
+	else
+		n = cgroup_path_ns(cg, buf, len, ns);
 	cgroup_put(cg);
 	if (n < 0)
 		return snprintf(buf, len, "cgroup-id:%llu", id);

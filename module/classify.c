@@ -20,7 +20,7 @@
 #include <linux/kernel.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
-#include <linux/spinlock.h>
+#include <linux/mutex.h>
 #include <linux/hash.h>
 #include <linux/sort.h>
 #include <linux/bsearch.h>
@@ -175,8 +175,10 @@ static u8 offs_name_code(const char *name)
 /*
  * Address -> class cache: open addressing, linear probing, fixed size.
  * When it is three quarters full it is simply emptied (counted as a flush
- * of the symbol caches).  Protected by a spinlock: critical sections are a
- * few probes; symbol resolution happens outside it.
+ * of the symbol caches).  Protected by a mutex: every user (the sampler
+ * kthread, readers of the threads file, the module notifier) may sleep,
+ * and emptying the table (a 256 KiB memset) must not run with interrupts
+ * or preemption off.  Symbol resolution happens outside it.
  */
 #define OFFS_CC_BITS	14
 #define OFFS_CC_SIZE	BIT(OFFS_CC_BITS)
@@ -188,7 +190,7 @@ struct offs_cc_slot {
 
 static struct offs_cc_slot *offs_cc;
 static unsigned int offs_cc_used;
-static DEFINE_SPINLOCK(offs_cc_lock);
+static DEFINE_MUTEX(offs_cc_lock);
 
 static bool offs_cc_find(unsigned long addr, u8 *code)
 {
@@ -242,23 +244,22 @@ static u8 offs_addr_code(unsigned long addr)
 
 static u8 offs_frame_code(unsigned long addr)
 {
-	unsigned long flags;
 	bool hit;
 	u8 code;
 
 	atomic64_inc(&offs_stats.class_lookups);
-	spin_lock_irqsave(&offs_cc_lock, flags);
+	mutex_lock(&offs_cc_lock);
 	hit = offs_cc_find(addr, &code);
-	spin_unlock_irqrestore(&offs_cc_lock, flags);
+	mutex_unlock(&offs_cc_lock);
 	if (hit) {
 		atomic64_inc(&offs_stats.class_hits);
 		return code;
 	}
 
 	code = offs_addr_code(addr);
-	spin_lock_irqsave(&offs_cc_lock, flags);
+	mutex_lock(&offs_cc_lock);
 	offs_cc_insert(addr, code);
-	spin_unlock_irqrestore(&offs_cc_lock, flags);
+	mutex_unlock(&offs_cc_lock);
 	return code;
 }
 
@@ -392,12 +393,10 @@ enum offs_reason offs_reason_of(const struct offs_sample *s,
 
 void offs_classify_flush(void)
 {
-	unsigned long flags;
-
-	spin_lock_irqsave(&offs_cc_lock, flags);
+	mutex_lock(&offs_cc_lock);
 	memset(offs_cc, 0, OFFS_CC_SIZE * sizeof(*offs_cc));
 	offs_cc_used = 0;
-	spin_unlock_irqrestore(&offs_cc_lock, flags);
+	mutex_unlock(&offs_cc_lock);
 }
 
 int offs_classify_init(void)

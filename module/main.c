@@ -13,11 +13,15 @@
 #include <linux/kernel.h>
 #include <linux/string.h>
 #include <linux/user_namespace.h>
+#include <linux/capability.h>
+#include <linux/mm.h>
+#include <linux/math64.h>
 
 #include "offsample.h"
 #include "table.h"
 #include "cache.h"
 #include "ustack.h"
+#include "wobj.h"
 
 struct offs_stats offs_stats;
 
@@ -30,17 +34,77 @@ unsigned int offs_key_fields;
 unsigned int offs_thread_cache = 65536;
 bool offs_user_stacks = true;
 unsigned int offs_max_user_depth = 32;
+unsigned int offs_max_retired = 4;
+unsigned int offs_threads_rate = 20000;
+unsigned int offs_config_seq;
+
+/* Set once init is done: from then on parameters are written from sysfs. */
+static bool offs_live;
 
 #define OFFS_HZ_MAX		1000U
 #define OFFS_MAX_STACKS_MIN	16U
 #define OFFS_MAX_STACKS_MAX	1048576U
 #define OFFS_THREAD_CACHE_MAX	4194304U
+#define OFFS_RETIRED_MAX	16U
+#define OFFS_THREADS_RATE_MAX	10000000U
+
+/*
+ * What one unit of max_stacks can pin at worst: a kernel stack and a user
+ * stack of the largest depth, a path of PATH_MAX, a wait object of the
+ * largest description, and a record in the current generation and in
+ * each retired one.
+ */
+#define OFFS_STACK_COST	(sizeof(struct offs_stack) +			\
+			 OFFS_MAX_DEPTH_LIMIT * sizeof(unsigned long) +	\
+			 offs_ustack_size(OFFS_MAX_DEPTH_LIMIT) +	\
+			 sizeof(struct offs_upath) + PATH_MAX +		\
+			 sizeof(struct offs_wobj) + 512 +		\
+			 (1 + OFFS_RETIRED_MAX) * sizeof(struct offs_rec))
+
+static u64 offs_ram_bytes(void)
+{
+	return (u64)totalram_pages() << PAGE_SHIFT;
+}
+
+/* The largest max_stacks whose worst case fits in 1/8 of RAM. */
+unsigned int offs_max_stacks_limit(void)
+{
+	u64 n = div64_u64(offs_ram_bytes() / 8, OFFS_STACK_COST);
+
+	return clamp_t(u64, n, OFFS_MAX_STACKS_MIN, OFFS_MAX_STACKS_MAX);
+}
+
+/* The largest thread_cache whose entries fit in 1/16 of RAM. */
+unsigned int offs_thread_cache_limit(void)
+{
+	u64 n = div64_u64(offs_ram_bytes() / 16, offs_tc_entry_size());
+
+	return min_t(u64, n, OFFS_THREAD_CACHE_MAX);
+}
+
+void offs_config_changed(void)
+{
+	/* Parameter writes are serialized by the module's kernel_param_lock. */
+	WRITE_ONCE(offs_config_seq, offs_config_seq + 1);
+}
 
 /*
  * Parameter setters run with the module's kernel_param_lock held, possibly
  * while the module is being unloaded; they only touch static data.  A bad
  * value is rejected with -EINVAL and changes nothing.
+ *
+ * Writes after load need CAP_SYS_ADMIN (as reading the results does), on
+ * top of the file mode (0644 root) that sysfs checks at open: root in a
+ * container without it cannot pause or reconfigure a host-wide sampler.
+ * At load time the values come from the loader (CAP_SYS_MODULE).
  */
+static int offs_may_set(void)
+{
+	if (READ_ONCE(offs_live) && !capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	return 0;
+}
+
 static int offs_parse_uint(const char *val, unsigned int min, unsigned int max,
 			   unsigned int *out)
 {
@@ -56,6 +120,8 @@ static int offs_set_hz(const char *val, const struct kernel_param *kp)
 {
 	unsigned int v;
 
+	if (offs_may_set())
+		return -EPERM;
 	if (offs_parse_uint(val, 1, OFFS_HZ_MAX, &v))
 		return -EINVAL;
 	WRITE_ONCE(offs_hz, v);
@@ -65,10 +131,18 @@ static int offs_set_hz(const char *val, const struct kernel_param *kp)
 
 static int offs_set_max_stacks(const char *val, const struct kernel_param *kp)
 {
-	unsigned int v;
+	unsigned int v, lim;
 
+	if (offs_may_set())
+		return -EPERM;
 	if (offs_parse_uint(val, OFFS_MAX_STACKS_MIN, OFFS_MAX_STACKS_MAX, &v))
 		return -EINVAL;
+	lim = offs_max_stacks_limit();
+	if (v > lim) {
+		pr_warn_ratelimited("max_stacks=%u refused: at worst it would pin %llu MiB, more than 1/8 of RAM; at most %u on this machine\n",
+				    v, (u64)v * OFFS_STACK_COST >> 20, lim);
+		return -EINVAL;
+	}
 	WRITE_ONCE(offs_max_stacks, v);
 	return 0;
 }
@@ -77,9 +151,12 @@ static int offs_set_max_depth(const char *val, const struct kernel_param *kp)
 {
 	unsigned int v;
 
+	if (offs_may_set())
+		return -EPERM;
 	if (offs_parse_uint(val, 1, OFFS_MAX_DEPTH_LIMIT, &v))
 		return -EINVAL;
 	WRITE_ONCE(offs_max_depth, v);
+	offs_config_changed();
 	return 0;
 }
 
@@ -88,15 +165,50 @@ static int offs_set_max_user_depth(const char *val,
 {
 	unsigned int v;
 
+	if (offs_may_set())
+		return -EPERM;
 	if (offs_parse_uint(val, 1, OFFS_MAX_DEPTH_LIMIT, &v))
 		return -EINVAL;
 	WRITE_ONCE(offs_max_user_depth, v);
+	offs_config_changed();
+	return 0;
+}
+
+static int offs_set_max_retired(const char *val, const struct kernel_param *kp)
+{
+	unsigned int v;
+
+	if (offs_may_set())
+		return -EPERM;
+	if (offs_parse_uint(val, 1, OFFS_RETIRED_MAX, &v))
+		return -EINVAL;
+	WRITE_ONCE(offs_max_retired, v);
+	return 0;
+}
+
+static int offs_set_threads_rate(const char *val,
+				 const struct kernel_param *kp)
+{
+	unsigned int v;
+
+	if (offs_may_set())
+		return -EPERM;
+	if (offs_parse_uint(val, 1, OFFS_THREADS_RATE_MAX, &v))
+		return -EINVAL;
+	WRITE_ONCE(offs_threads_rate, v);
 	return 0;
 }
 
 static int offs_set_cgroup(const char *val, const struct kernel_param *kp)
 {
-	return val ? offs_cgroup_set(val) : -EINVAL;
+	int err;
+
+	if (offs_may_set())
+		return -EPERM;
+	err = val ? offs_cgroup_set(val) : -EINVAL;
+	if (!err)
+		offs_config_changed();
+	return err;
 }
 
 static int offs_get_cgroup(char *buf, const struct kernel_param *kp)
@@ -135,35 +247,52 @@ static int offs_get_group(char *buf, const struct kernel_param *kp)
 
 static int offs_set_thread_cache(const char *val, const struct kernel_param *kp)
 {
-	unsigned int v;
+	unsigned int v, lim;
 
+	if (offs_may_set())
+		return -EPERM;
 	if (offs_parse_uint(val, 0, OFFS_THREAD_CACHE_MAX, &v))
 		return -EINVAL;
+	lim = offs_thread_cache_limit();
+	if (v > lim) {
+		pr_warn_ratelimited("thread_cache=%u refused: its entries would take %llu MiB, more than 1/16 of RAM; at most %u on this machine\n",
+				    v, (u64)v * offs_tc_entry_size() >> 20, lim);
+		return -EINVAL;
+	}
 	WRITE_ONCE(offs_thread_cache, v);
 	return 0;
 }
 
-/* Turning sampling off returns once no tick is in progress. */
+/*
+ * Turning sampling off returns once no tick is in progress; a writer
+ * killed while it waits gets -EINTR (sampling is off all the same).
+ */
 static int offs_set_enabled(const char *val, const struct kernel_param *kp)
 {
 	bool v;
 
+	if (offs_may_set())
+		return -EPERM;
 	if (!val || kstrtobool(val, &v))
 		return -EINVAL;
 	WRITE_ONCE(offs_enabled, v);
 	offs_sampler_kick();
-	if (!v)
-		offs_sampler_quiesce();
+	if (!v && READ_ONCE(offs_live))
+		return offs_sampler_quiesce();
 	return 0;
 }
 
+/* kthreads, user_stacks: both change what a capture contains. */
 static int offs_set_bool(const char *val, const struct kernel_param *kp)
 {
 	bool v;
 
+	if (offs_may_set())
+		return -EPERM;
 	if (!val || kstrtobool(val, &v))
 		return -EINVAL;
 	WRITE_ONCE(*(bool *)kp->arg, v);
+	offs_config_changed();
 	return 0;
 }
 
@@ -184,6 +313,8 @@ static int offs_set_key(const char *val, const struct kernel_param *kp)
 	char buf[64], *s, *tok;
 	unsigned int fields = 0, i;
 
+	if (offs_may_set())
+		return -EPERM;
 	if (!val || strscpy(buf, val, sizeof(buf)) < 0)
 		return -EINVAL;
 	s = strim(buf);
@@ -198,6 +329,7 @@ static int offs_set_key(const char *val, const struct kernel_param *kp)
 		fields |= offs_key_names[i].bit;
 	}
 	WRITE_ONCE(offs_key_fields, fields);
+	offs_config_changed();
 	return 0;
 }
 
@@ -226,6 +358,14 @@ static const struct kernel_param_ops offs_max_depth_ops = {
 
 static const struct kernel_param_ops offs_max_user_depth_ops = {
 	.set = offs_set_max_user_depth, .get = param_get_uint,
+};
+
+static const struct kernel_param_ops offs_max_retired_ops = {
+	.set = offs_set_max_retired, .get = param_get_uint,
+};
+
+static const struct kernel_param_ops offs_threads_rate_ops = {
+	.set = offs_set_threads_rate, .get = param_get_uint,
 };
 
 static const struct kernel_param_ops offs_cgroup_ops = {
@@ -270,16 +410,39 @@ module_param_cb(user_stacks, &offs_bool_ops, &offs_user_stacks, 0644);
 MODULE_PARM_DESC(user_stacks, "Walk user stacks with frame pointers and map them to files (default 1)");
 module_param_cb(max_user_depth, &offs_max_user_depth_ops, &offs_max_user_depth, 0644);
 MODULE_PARM_DESC(max_user_depth, "User frames kept per stack, 1..128 (default 32)");
+module_param_cb(max_retired, &offs_max_retired_ops, &offs_max_retired, 0644);
+MODULE_PARM_DESC(max_retired, "Old generations that open stacks/drain files may keep alive; drains and resets beyond it fail with EBUSY, 1..16 (default 4)");
+module_param_cb(threads_rate, &offs_threads_rate_ops, &offs_threads_rate, 0644);
+MODULE_PARM_DESC(threads_rate, "Thread stacks the threads file unwinds per second, all readers together, 1..10000000 (default 20000)");
 /* Read-only once loaded: see offs_procfs_set_group(). */
 module_param_cb(group, &offs_group_ops, NULL, 0444);
 MODULE_PARM_DESC(group, "Numeric group id allowed to read /proc/offsample, set at load time (default: root only)");
 module_param_cb(cgroup, &offs_cgroup_ops, NULL, 0644);
 MODULE_PARM_DESC(cgroup, "Sample only this cgroup v2 subtree, e.g. /system.slice/foo.service (default: everything)");
 
+/* Defaults larger than a small machine allows are lowered, and said. */
+static void offs_clamp_defaults(void)
+{
+	unsigned int lim = offs_max_stacks_limit();
+
+	if (offs_max_stacks > lim) {
+		pr_notice("max_stacks lowered from %u to %u (1/8 of RAM)\n",
+			  offs_max_stacks, lim);
+		offs_max_stacks = lim;
+	}
+	lim = offs_thread_cache_limit();
+	if (offs_thread_cache > lim) {
+		pr_notice("thread_cache lowered from %u to %u (1/16 of RAM)\n",
+			  offs_thread_cache, lim);
+		offs_thread_cache = lim;
+	}
+}
+
 static int __init offs_init(void)
 {
 	int err;
 
+	offs_clamp_defaults();
 	err = offs_cgroup_init();
 	if (err)
 		return err;
@@ -301,6 +464,7 @@ static int __init offs_init(void)
 	err = offs_procfs_init();
 	if (err)
 		goto err_sampler;
+	WRITE_ONCE(offs_live, true);
 	pr_info("version %s loaded, hz=%u enabled=%d\n", OFFS_VERSION,
 		offs_hz, offs_enabled);
 	return 0;

@@ -62,6 +62,12 @@ struct offs_frames_info {
 	u8 idle_loop:1;		/* a kernel thread's idle wait loop */
 };
 
+/* Where a user address sits in a wait-object description: [at, at + len). */
+struct offs_wobj_addr {
+	u16 at;
+	u16 len;		/* 0: no address */
+};
+
 /* One thread at one instant, as captured by offs_pin_capture(). */
 struct offs_sample {
 	unsigned int state;	/* raw task state word */
@@ -69,6 +75,8 @@ struct offs_sample {
 	bool iowait;
 	bool kthread;
 	bool truncated;		/* more frames than max_depth */
+	bool blocked_raced;	/* looked blocked but ran while unwound */
+	bool degraded;		/* part of the capture failed: never cached */
 	bool user;		/* has user-mode registers (not a kernel worker) */
 	long syscall;		/* syscall number, -1 for exceptions/kthreads */
 	unsigned long args[6];	/* syscall arguments */
@@ -79,6 +87,16 @@ struct offs_sample {
 	unsigned long ncsw;	/* nvcsw + nivcsw when pinned */
 	unsigned int depth;
 	unsigned long *ips;	/* caller-provided, max_depth entries */
+	/*
+	 * User stack, walked while pinned when uips is given (the sampler
+	 * has entered the thread's address space, umm.c): return addresses,
+	 * leaf first; where a read failed; more frames than max_user_depth.
+	 */
+	unsigned long *uips;	/* caller-provided, OFFS_MAX_DEPTH_LIMIT */
+	struct mm_struct *umm;	/* the address space uips is walked in */
+	unsigned int udepth;
+	unsigned long ufault;
+	bool utruncated;
 	pid_t tgid;
 	pid_t tid;
 	char comm[TASK_COMM_LEN];	/* process (thread group leader) name */
@@ -86,6 +104,7 @@ struct offs_sample {
 	/* Filled by the sampler for the table; references consumed by it. */
 	struct offs_ustack *ustack;
 	const char *wobj_str;
+	struct offs_wobj_addr wobj_addr;
 };
 
 /* Fields optionally added to the aggregation key (parameter "key"). */
@@ -134,6 +153,7 @@ struct offs_rec {
  */
 struct offs_gen {
 	struct kref ref;
+	bool retired;			/* swapped out (offs_table_swap()) */
 	u64 seq;
 	u64 start_real_ns;		/* wall clock at creation */
 	u64 end_real_ns;		/* wall clock when swapped out, or 0 */
@@ -159,6 +179,16 @@ extern unsigned int offs_key_fields;
 extern unsigned int offs_thread_cache;
 extern bool offs_user_stacks;
 extern unsigned int offs_max_user_depth;
+extern unsigned int offs_max_retired;
+extern unsigned int offs_threads_rate;
+
+/*
+ * Bumped by every parameter write that changes what a capture contains
+ * (max_depth, max_user_depth, user_stacks, key, cgroup, kthreads): the
+ * thread cache serves only captures taken under the current value.
+ */
+extern unsigned int offs_config_seq;
+void offs_config_changed(void);
 
 #define OFFS_MAX_DEPTH_LIMIT	128
 
@@ -175,6 +205,7 @@ struct offs_stats {
 	u64 oncpu;
 	u64 exiting;
 	u64 rq_raced;
+	u64 blocked_raced;		/* re-check fired for a "blocked" task */
 	u64 offcpu;			/* samples + dropped */
 	u64 samples;
 	u64 samples_reason[OFFS_R_NR];
@@ -197,11 +228,13 @@ struct offs_stats {
 	u64 cgroup_skipped;		/* threads outside the cgroup parameter */
 	u64 user_walks;
 	u64 user_frames;
-	u64 user_raced;			/* walks discarded: the thread ran */
+	u64 user_faulted;		/* walks ended at a non-resident page */
 	u64 user_trylock_failed;
 	u64 user_dropped;		/* user stacks not stored (bound) */
 	u64 user_ns_total;
 	u64 wobj_dropped;
+	u64 wobj_fd_closed;		/* the descriptor was no longer open */
+	u64 cache_degraded;		/* captures not cached: degraded */
 	u64 full_ns_total;		/* time in full-capture visits */
 	atomic64_t sym_lookups;
 	atomic64_t sym_hits;
@@ -210,6 +243,9 @@ struct offs_stats {
 	atomic64_t class_hits;
 	atomic64_t drains;
 	atomic64_t resets;
+	atomic64_t swaps_refused;	/* drains/resets over max_retired */
+	atomic64_t open_denied;		/* opens refused for lack of access */
+	atomic64_t threads_throttled;	/* threads readers made to wait */
 	atomic64_t mem_bytes;
 };
 
@@ -234,10 +270,13 @@ int offs_cgroup_get_param(char *buf, size_t len);
 struct cgroup *offs_cgroup_target_get(void);
 void offs_cgroup_target_put(struct cgroup *cg);
 bool offs_task_in_cgroup(struct task_struct *t, struct cgroup *cg);
-int offs_cgroup_path(u64 id, char *buf, size_t len);
+struct cgroup_namespace;
+int offs_cgroup_path(u64 id, struct cgroup_namespace *ns, char *buf,
+		     size_t len);
 void offs_cgroup_exit(void);
 
 /* pin.c */
+bool offs_task_ran(struct task_struct *t, unsigned long ncsw);
 enum offs_pin offs_pin_capture(struct task_struct *t, struct offs_sample *s,
 			       unsigned int max_depth);
 void offs_sample_names(struct task_struct *t, struct offs_sample *s);
@@ -251,7 +290,9 @@ void offs_frames_info(const unsigned long *ips, unsigned int depth,
 enum offs_reason offs_reason_of(const struct offs_sample *s,
 				const struct offs_frames_info *info);
 
-/* symcache.c */
+/* symcache.c: entries kept at most (then it is emptied and refilled). */
+#define OFFS_SYM_MAX		65536
+
 int offs_symcache_init(void);
 void offs_symcache_exit(void);
 void offs_symcache_flush(void);
@@ -264,11 +305,15 @@ void offs_procfs_exit(void);
 int offs_procfs_set_group(kgid_t gid);
 kgid_t offs_procfs_group(void);
 
+/* main.c: what a size parameter may reserve, from the machine's RAM. */
+unsigned int offs_max_stacks_limit(void);
+unsigned int offs_thread_cache_limit(void);
+
 /* sampler.c */
 int offs_sampler_start(void);
 void offs_sampler_stop(void);
 void offs_sampler_kick(void);
-void offs_sampler_quiesce(void);
+int offs_sampler_quiesce(void);
 u64 offs_sampler_cpu_ns(void);
 
 #endif /* OFFS_OFFSAMPLE_H */

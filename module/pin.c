@@ -11,7 +11,15 @@
  * A runnable task waiting for a CPU cannot be pinned that way (the run
  * queue lock is not available to modules).  It gets an optimistic unwind;
  * if its context-switch count or on_cpu changed meanwhile the result is
- * thrown away (OFFS_PIN_RACED).
+ * thrown away (OFFS_PIN_RACED).  Blocked tasks get the same re-check after
+ * their unwind, as a guard: it must never fire for them.
+ *
+ * The user stack is walked here too, under pi_lock: a blocked thread
+ * cannot run while it is walked, so its user stack is exactly the one of
+ * the instant its kernel stack was taken (a walk after pi_lock is let go
+ * would race with a wakeup, and a thread that is on a CPU has not bumped
+ * its switch count yet).  Only the walk: mapping the addresses to files
+ * needs the mmap lock and happens later (ustack.c).
  */
 #include <linux/sched.h>
 #include <linux/sched/task_stack.h>
@@ -21,6 +29,7 @@
 
 #include "offsample.h"
 #include "unwind.h"
+#include "ustack.h"
 
 static unsigned long offs_ncsw(struct task_struct *t)
 {
@@ -74,15 +83,39 @@ static void offs_user_regs(struct task_struct *t, struct offs_sample *s)
 	s->ubp = regs->bp;
 }
 
+static unsigned int offs_max_udepth(void)
+{
+	return clamp(READ_ONCE(offs_max_user_depth), 1U,
+		     (unsigned int)OFFS_MAX_DEPTH_LIMIT);
+}
+
+/*
+ * Has t been on a CPU since its switch count was ncsw?  The count moves
+ * when a task switches out, before finish_task() releases on_cpu = 0; so
+ * on_cpu is read with acquire first and the count after it: a task that
+ * is still running over what we read shows on_cpu, one that has left the
+ * CPU since shows a new count.
+ */
+bool offs_task_ran(struct task_struct *t, unsigned long ncsw)
+{
+	if (smp_load_acquire(&t->on_cpu))	/* pairs with finish_task() */
+		return true;
+	return offs_ncsw(t) != ncsw;
+}
+
 enum offs_pin offs_pin_capture(struct task_struct *t, struct offs_sample *s,
 			       unsigned int max_depth)
 {
 	enum offs_pin pin;
 	unsigned long flags;
 	unsigned int state;
-	int on_rq;
+	bool runq;
 
 	s->depth = 0;
+	s->udepth = 0;
+	s->ufault = 0;
+	s->utruncated = false;
+	s->blocked_raced = false;
 	s->truncated = false;
 	s->user = false;
 	s->syscall = -1;
@@ -90,23 +123,42 @@ enum offs_pin offs_pin_capture(struct task_struct *t, struct offs_sample *s,
 	s->state_ch = '?';
 	s->kthread = !!(READ_ONCE(t->flags) & PF_KTHREAD);
 
-	/* Raw spinlock with IRQs off: nothing below may sleep or allocate. */
+	/*
+	 * Raw spinlock with IRQs off: nothing below may sleep or allocate.
+	 * The reads follow try_to_wake_up() (kernel/sched/core.c): pi_lock
+	 * and a full barrier, the state, then on_rq, then on_cpu.
+	 */
 	raw_spin_lock_irqsave(&t->pi_lock, flags);
+	smp_mb__after_spinlock();
 	state = offs_task_state(t);
-	/* Read on_cpu/on_rq after the state, as try_to_wake_up() does. */
-	smp_rmb();
 	s->state = state;
 	if ((state & (TASK_DEAD | TASK_NEW | TASK_WAKING)) ||
 	    READ_ONCE(t->exit_state)) {
 		pin = OFFS_PIN_EXITING;
 		goto out;
 	}
-	if (READ_ONCE(t->on_cpu)) {
+	/*
+	 * try_to_wake_up(): "Ensure we load p->on_rq _after_ p->state,
+	 * otherwise it would be possible to, falsely, observe p->on_rq == 0".
+	 */
+	smp_rmb();
+	runq = READ_ONCE(t->on_rq) && !offs_task_sched_delayed(t);
+	/*
+	 * try_to_wake_up(): "Ensure we load p->on_cpu _after_ p->on_rq,
+	 * otherwise it would be possible to, falsely, observe p->on_cpu == 0.
+	 * One must be running (->on_cpu == 1) in order to remove oneself
+	 * from the runqueue."  Read the other way round, a runnable task
+	 * that is picked, runs and blocks between the two loads looks
+	 * blocked and off-CPU while it is still switching out.  The acquire
+	 * pairs with the release of on_cpu in finish_task(): once we see 0,
+	 * the old CPU is done with the task's stack.
+	 */
+	smp_rmb();	/* on_cpu after on_rq, see above */
+	if (smp_load_acquire(&t->on_cpu)) {
 		pin = OFFS_PIN_ONCPU;
 		goto out;
 	}
-	on_rq = READ_ONCE(t->on_rq);
-	if (on_rq && !offs_task_sched_delayed(t)) {
+	if (runq) {
 		/*
 		 * Queued and not running: waiting for a CPU.  This includes
 		 * a task preempted between set_current_state() and
@@ -115,10 +167,14 @@ enum offs_pin offs_pin_capture(struct task_struct *t, struct offs_sample *s,
 		 */
 		pin = OFFS_PIN_RUNQ;
 	} else if (state == TASK_RUNNING) {
-		/* Neither queued nor running: a wakeup in flight. */
+		/* Neither queued nor running: a wakeup or migration in flight. */
 		pin = OFFS_PIN_EXITING;
 		goto out;
 	} else {
+		/*
+		 * Blocked: with pi_lock held it cannot be woken (wakeups
+		 * take pi_lock first), so it cannot run until we let go.
+		 */
 		pin = OFFS_PIN_BLOCKED;
 	}
 
@@ -128,12 +184,26 @@ enum offs_pin offs_pin_capture(struct task_struct *t, struct offs_sample *s,
 	s->depth = offs_unwind_kernel(t, s->ips, max_depth, &s->truncated);
 	if (!s->kthread)
 		offs_user_regs(t, s);
+	/*
+	 * The user stack at the same instant, while the thread cannot run:
+	 * nofault reads only (page faults disabled, fine with IRQs off).
+	 * t->mm cannot change under us: exec needs the thread to run.
+	 */
+	if (s->user && s->uips && s->umm && READ_ONCE(t->mm) == s->umm)
+		s->udepth = offs_umm_walk(s, s->uips, offs_max_udepth(),
+					  &s->utruncated, &s->ufault);
 
-	if (pin == OFFS_PIN_RUNQ) {
-		/* Did it run while we walked its stack? */
-		smp_rmb();
-		if (READ_ONCE(t->on_cpu) || offs_ncsw(t) != s->ncsw)
-			pin = OFFS_PIN_RACED;
+	/*
+	 * Did it run while we walked its stack?  A run-queue waiter may; a
+	 * blocked task must not, and a re-check that fires for one means
+	 * the decision above was wrong (counted apart: blocked_raced).
+	 * Either way the capture is thrown away, never recorded or cached.
+	 */
+	smp_rmb();
+	if (offs_task_ran(t, s->ncsw)) {
+		if (pin == OFFS_PIN_BLOCKED)
+			s->blocked_raced = true;
+		pin = OFFS_PIN_RACED;
 	}
 out:
 	raw_spin_unlock_irqrestore(&t->pi_lock, flags);

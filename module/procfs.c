@@ -8,10 +8,16 @@
  *   stats    sampler health and cost, "name value" lines
  *   control  write "reset" to discard the current generation
  *
- * Everything is root-only by default: kernel stacks are as sensitive as
- * /proc/PID/stack.  The group parameter (at load time) lets one group read
- * the results (never write control).  Kernel addresses are never printed, only symbols.
- * Large outputs stream through seq_file one page at a time.
+ * Access is decided at open, with the opener's credentials: reading needs
+ * CAP_SYS_ADMIN in the initial user namespace, as /proc/PID/stack does
+ * (root in a container or in a user namespace is not enough).  The group
+ * parameter (at load time) lets one group read stacks, threads and stats
+ * in a reduced view without user addresses (docs/SECURITY.md); draining
+ * and control stay with CAP_SYS_ADMIN.  Kernel addresses are never
+ * printed, only symbols.  Pids are those of the pid namespace of the /proc
+ * mount the file was opened through, cgroup paths are relative to the
+ * opener's cgroup namespace.  Large outputs stream through seq_file one
+ * page at a time.
  */
 #include <linux/proc_fs.h>
 #include <linux/seq_file.h>
@@ -28,6 +34,12 @@
 #include <linux/cred.h>
 #include <linux/uidgid.h>
 #include <linux/kdev_t.h>
+#include <linux/capability.h>
+#include <linux/user_namespace.h>
+#include <linux/cgroup.h>
+#include <linux/nsproxy.h>
+#include <linux/spinlock.h>
+#include <linux/sched/signal.h>
 
 #include "offsample.h"
 #include "table.h"
@@ -40,20 +52,59 @@ static struct proc_dir_entry *offs_proc_dir;
 /* Set by the group parameter at load time, before the files exist. */
 static kgid_t offs_read_gid = INVALID_GID;
 
+enum offs_access {
+	OFFS_ACC_NONE,
+	OFFS_ACC_GROUP,		/* group= member: reduced view, read only */
+	OFFS_ACC_ADMIN,		/* CAP_SYS_ADMIN in the initial user ns */
+};
+
 /*
- * Readable files are 0440 root:GROUP.  Without a group they belong to
- * group root, and this check keeps them root-only (members of group root
- * are not root).
+ * Who opened file.  Called from ->open, which runs in the opener's context
+ * with file->f_cred set to the opener's credentials, so the decision can
+ * never be borrowed by handing the descriptor to someone else (the
+ * opposite, handing an admin's descriptor on, is like handing on an open
+ * /proc/PID/stack).  Readable files are 0440 root:GROUP (root:root
+ * without group=), so the VFS has already required uid 0 or the group;
+ * uid 0 alone is not enough here.  A group member is asked without audit:
+ * lacking CAP_SYS_ADMIN denies it nothing.
  */
-static int offs_may_read(void)
+static enum offs_access offs_access_of(struct file *file)
 {
 	kgid_t gid = READ_ONCE(offs_read_gid);
 
-	if (uid_eq(current_fsuid(), GLOBAL_ROOT_UID))
-		return 0;
 	if (gid_valid(gid) && in_group_p(gid))
-		return 0;
-	return -EACCES;
+		return ns_capable_noaudit(&init_user_ns, CAP_SYS_ADMIN) ?
+		       OFFS_ACC_ADMIN : OFFS_ACC_GROUP;
+	if (file_ns_capable(file, &init_user_ns, CAP_SYS_ADMIN))
+		return OFFS_ACC_ADMIN;
+	return OFFS_ACC_NONE;
+}
+
+/* Open-time gate: returns the access, or -EACCES (counted). */
+static int offs_open_access(struct file *file, enum offs_access need)
+{
+	enum offs_access acc = offs_access_of(file);
+
+	if (acc < need) {
+		atomic64_inc(&offs_stats.open_denied);
+		return -EACCES;
+	}
+	return acc;
+}
+
+/* The pid namespace of the /proc mount a file was opened through. */
+static struct pid_namespace *offs_file_pid_ns(struct file *file)
+{
+	return get_pid_ns(proc_pid_ns(file_inode(file)->i_sb));
+}
+
+/* The opener's cgroup namespace (called from ->open), with a reference. */
+static struct cgroup_namespace *offs_current_cgroup_ns(void)
+{
+	struct cgroup_namespace *ns = current->nsproxy->cgroup_ns;
+
+	get_cgroup_ns(ns);
+	return ns;
 }
 
 /*
@@ -122,7 +173,12 @@ static void offs_seq_file_line(struct seq_file *m, const struct offs_upath *p)
 	seq_putc(m, '\n');
 }
 
-static void offs_seq_ustack(struct seq_file *m, const struct offs_ustack *us)
+/*
+ * restricted: a group= reader, who sees no raw user address (a frame that
+ * is not in a file prints as its kind alone, e.g. "[anon]").
+ */
+static void offs_seq_ustack(struct seq_file *m, const struct offs_ustack *us,
+			    bool restricted)
 {
 	static const char * const kinds[] = {
 		[OFFS_UF_ANON] = "[anon]", [OFFS_UF_HEAP] = "[heap]",
@@ -144,7 +200,8 @@ static void offs_seq_ustack(struct seq_file *m, const struct offs_ustack *us)
 			offs_seq_path(m, f->path->path, f->path->len);
 		else
 			seq_puts(m, kinds[f->kind]);
-		seq_printf(m, "+0x%lx", f->off);
+		if (!restricted || !offs_uframe_is_addr(f->kind))
+			seq_printf(m, "+0x%lx", f->off);
 	}
 	if (us->raced)
 		seq_puts(m, ";[raced]");
@@ -166,7 +223,8 @@ static bool offs_ptrset_grow(struct offs_ptrset *set)
 	unsigned int n = set->size ? set->size * 2 : 64, i, j;
 	const void **slots;
 
-	slots = kvcalloc(n, sizeof(*slots), GFP_KERNEL);
+	/* Charged to the reader (its memory cgroup). */
+	slots = kvcalloc(n, sizeof(*slots), GFP_KERNEL_ACCOUNT);
 	if (!slots)
 		return false;
 	for (i = 0; i < set->size; i++) {
@@ -202,8 +260,14 @@ static bool offs_ptrset_add(struct offs_ptrset *set, const void *p)
 struct offs_stacks_priv {
 	struct offs_gen_iter it;
 	bool drain;
+	bool restricted;		/* group= reader: no user addresses */
+	struct pid_namespace *pidns;	/* pids as seen from here */
+	struct cgroup_namespace *cgns;	/* cgroup paths relative to here */
 	struct offs_ptrset files;
 	struct seq_file *m;		/* for offs_header_files() */
+	u64 cg_id;			/* the last cgroup path printed */
+	int cg_len;
+	char cg_path[256];
 	char sym[KSYM_SYMBOL_LEN];
 };
 
@@ -242,6 +306,42 @@ static void offs_header_files(struct offs_rec *rec, void *arg)
 	}
 }
 
+/*
+ * A process or thread id (0: not part of the key) as seen from ns, or
+ * "-" when it is not visible there or has gone (records keep the ids of
+ * the initial namespace).
+ */
+static void offs_seq_pid(struct seq_file *m, pid_t nr, struct pid_namespace *ns)
+{
+	struct pid *pid;
+
+	if (nr && ns != &init_pid_ns) {
+		/* find_pid_ns() and pid_nr_ns() need RCU. */
+		rcu_read_lock();
+		pid = find_pid_ns(nr, &init_pid_ns);
+		nr = pid ? pid_nr_ns(pid, ns) : 0;
+		rcu_read_unlock();
+	}
+	if (nr)
+		seq_printf(m, "%d\t", nr);
+	else
+		seq_puts(m, "-\t");
+}
+
+/* A wait object; a group= reader sees "futex(hidden)", not the address. */
+static void offs_seq_wobj(struct seq_file *m, const struct offs_wobj *w,
+			  bool restricted)
+{
+	if (!restricted || !w->addr.len) {
+		offs_seq_escaped(m, w->str, w->len);
+		return;
+	}
+	offs_seq_escaped(m, w->str, w->addr.at);
+	seq_puts(m, "hidden");
+	offs_seq_escaped(m, w->str + w->addr.at + w->addr.len,
+			 w->len - w->addr.at - w->addr.len);
+}
+
 static void offs_stacks_header(struct seq_file *m, struct offs_stacks_priv *p)
 {
 	struct offs_gen_summary sum;
@@ -273,6 +373,7 @@ static void offs_stacks_header(struct seq_file *m, struct offs_stacks_priv *p)
 	seq_puts(m, "# key: ");
 	offs_seq_key_fields(m, READ_ONCE(offs_key_fields));
 	seq_putc(m, '\n');
+	seq_printf(m, "# view: %s\n", p->restricted ? "group" : "full");
 	seq_puts(m, "# columns: count reason state pid tid comm tname kstack ustack wobj cgroup\n");
 	/* The same set each time the header is printed (seq_file retries). */
 	p->files.used = 0;
@@ -299,14 +400,8 @@ static int offs_stacks_show(struct seq_file *m, void *v)
 
 	seq_printf(m, "%llu\t%s\t%c\t", p->it.count,
 		   offs_reason_names[rec->reason], rec->state_ch);
-	if (rec->tgid)
-		seq_printf(m, "%d\t", rec->tgid);
-	else
-		seq_puts(m, "-\t");
-	if (rec->tid)
-		seq_printf(m, "%d\t", rec->tid);
-	else
-		seq_puts(m, "-\t");
+	offs_seq_pid(m, rec->tgid, p->pidns);
+	offs_seq_pid(m, rec->tid, p->pidns);
 	offs_seq_escaped(m, rec->comm, TASK_COMM_LEN);
 	seq_putc(m, '\t');
 	if (rec->tname[0])
@@ -325,17 +420,22 @@ static int offs_stacks_show(struct seq_file *m, void *v)
 	if (st->truncated)
 		seq_puts(m, ";[truncated]");
 	seq_putc(m, '\t');
-	offs_seq_ustack(m, rec->ustack);
+	offs_seq_ustack(m, rec->ustack, p->restricted);
 	seq_putc(m, '\t');
 	if (rec->wobj)
-		offs_seq_escaped(m, rec->wobj->str, rec->wobj->len);
+		offs_seq_wobj(m, rec->wobj, p->restricted);
 	else if (offs_syscall_name(rec->syscall))
 		seq_puts(m, offs_syscall_name(rec->syscall));
 	else
 		seq_putc(m, '-');
 	seq_putc(m, '\t');
-	offs_cgroup_path(rec->cgid, p->sym, sizeof(p->sym));
-	offs_seq_escaped(m, p->sym, sizeof(p->sym));
+	/* Records of one cgroup tend to come together: one lookup each. */
+	if (!p->cg_len || p->cg_id != rec->cgid) {
+		p->cg_len = offs_cgroup_path(rec->cgid, p->cgns, p->cg_path,
+					     sizeof(p->cg_path));
+		p->cg_id = rec->cgid;
+	}
+	offs_seq_escaped(m, p->cg_path, sizeof(p->cg_path));
 	seq_putc(m, '\n');
 	return 0;
 }
@@ -347,43 +447,66 @@ static const struct seq_operations offs_stacks_sops = {
 	.show = offs_stacks_show,
 };
 
-static int offs_stacks_open_gen(struct file *file, struct offs_gen *gen,
-				bool drain)
+static void offs_stacks_free_ns(struct offs_stacks_priv *p)
+{
+	put_pid_ns(p->pidns);
+	put_cgroup_ns(p->cgns);
+}
+
+static struct offs_stacks_priv *
+offs_stacks_open_priv(struct file *file, enum offs_access acc)
 {
 	struct offs_stacks_priv *p;
 
 	p = __seq_open_private(file, &offs_stacks_sops, sizeof(*p));
-	if (!p) {
-		offs_gen_put(gen);
-		return -ENOMEM;
-	}
-	p->it.gen = gen;
-	p->drain = drain;
-	return 0;
+	if (!p)
+		return NULL;
+	p->restricted = acc != OFFS_ACC_ADMIN;
+	p->pidns = offs_file_pid_ns(file);
+	p->cgns = offs_current_cgroup_ns();
+	return p;
 }
 
 static int offs_stacks_open(struct inode *inode, struct file *file)
 {
-	int err = offs_may_read();
+	struct offs_stacks_priv *p;
+	int acc = offs_open_access(file, OFFS_ACC_GROUP);
 
-	if (err)
-		return err;
-	return offs_stacks_open_gen(file, offs_table_get_current(), false);
+	if (acc < 0)
+		return acc;
+	p = offs_stacks_open_priv(file, acc);
+	if (!p)
+		return -ENOMEM;
+	p->it.gen = offs_table_get_current();
+	return 0;
 }
 
-/* Opening drain is the drain: the reader owns the generation it swapped out. */
+/*
+ * Opening drain is the drain: the reader owns the generation it swapped
+ * out.  CAP_SYS_ADMIN only: a drain takes the samples away from everyone
+ * else (a cron job collecting them, for one).
+ */
 static int offs_drain_open(struct inode *inode, struct file *file)
 {
+	struct offs_stacks_priv *p;
 	struct offs_gen *gen;
-	int err = offs_may_read();
+	int acc = offs_open_access(file, OFFS_ACC_ADMIN);
 
-	if (err)
-		return err;
+	if (acc < 0)
+		return acc;
+	p = offs_stacks_open_priv(file, acc);
+	if (!p)
+		return -ENOMEM;
 	gen = offs_table_swap(true);
-	if (IS_ERR(gen))
+	if (IS_ERR(gen)) {
+		offs_stacks_free_ns(p);
+		seq_release_private(inode, file);
 		return PTR_ERR(gen);
+	}
 	atomic64_inc(&offs_stats.drains);
-	return offs_stacks_open_gen(file, gen, true);
+	p->it.gen = gen;
+	p->drain = true;
+	return 0;
 }
 
 static int offs_stacks_release(struct inode *inode, struct file *file)
@@ -393,6 +516,7 @@ static int offs_stacks_release(struct inode *inode, struct file *file)
 
 	offs_gen_put(p->it.gen);
 	kvfree(p->files.slots);
+	offs_stacks_free_ns(p);
 	return seq_release_private(inode, file);
 }
 
@@ -417,6 +541,39 @@ struct offs_threads_priv {
 	unsigned long ips[OFFS_MAX_DEPTH_LIMIT];
 	char sym[KSYM_SYMBOL_LEN];
 };
+
+/*
+ * Readers of threads pin and unwind every thread (pi_lock with IRQs off,
+ * the same work as a tick); all of them together may do it threads_rate
+ * times per second, with up to a second's worth in a burst, so that
+ * reading in a loop cannot become a host-wide CPU sink or keep the
+ * threads' wakeups waiting on their pi_lock.  A reader over the rate
+ * sleeps (killable) in its own read(2).
+ */
+static DEFINE_SPINLOCK(offs_tb_lock);
+static u64 offs_tb_next;		/* when the budget is used up, ns */
+
+#define OFFS_TB_MIN_SLEEP	(2 * NSEC_PER_MSEC)
+
+static int offs_threads_throttle(void)
+{
+	unsigned int rate = max(READ_ONCE(offs_threads_rate), 1U);
+	u64 now, wait;
+
+	spin_lock(&offs_tb_lock);
+	now = ktime_get_ns();
+	if (offs_tb_next + NSEC_PER_SEC < now)
+		offs_tb_next = now - NSEC_PER_SEC;
+	offs_tb_next += NSEC_PER_SEC / rate;
+	wait = offs_tb_next > now ? offs_tb_next - now : 0;
+	spin_unlock(&offs_tb_lock);
+	/* Short debts are paid by a later, longer sleep. */
+	if (wait < OFFS_TB_MIN_SLEEP)
+		return 0;
+	atomic64_inc(&offs_stats.threads_throttled);
+	schedule_timeout_killable(nsecs_to_jiffies(wait) + 1);
+	return fatal_signal_pending(current) ? -EINTR : 0;
+}
 
 /* First thread whose id (in the reader's namespace) is >= *pos. */
 static struct task_struct *offs_threads_find(struct offs_threads_priv *p,
@@ -469,16 +626,20 @@ static int offs_threads_show(struct seq_file *m, void *v)
 	struct offs_threads_priv *p = m->private;
 	struct task_struct *t = v;
 	struct offs_frames_info info;
-	struct offs_sample s;
+	struct offs_sample s = { .syscall = -1 };
 	enum offs_pin pin;
 	unsigned int i;
 	char *plus;
+	int err;
 
 	if (v == SEQ_START_TOKEN) {
 		seq_printf(m, "%5s %6s %-16s %-16s %s\n", "PID", "TID", "COMM",
 			   "TDNAME", "KSTACK");
 		return 0;
 	}
+	err = offs_threads_throttle();
+	if (err)
+		return err;
 	s.ips = p->ips;
 	pin = offs_pin_capture(t, &s, clamp(READ_ONCE(offs_max_depth), 1U,
 					    (unsigned int)OFFS_MAX_DEPTH_LIMIT));
@@ -517,17 +678,22 @@ static const struct seq_operations offs_threads_sops = {
 	.show = offs_threads_show,
 };
 
+/*
+ * Threads visible in the pid namespace of the /proc mount the file was
+ * opened through, with their ids there (what /proc/<pid> shows in that
+ * mount).
+ */
 static int offs_threads_open(struct inode *inode, struct file *file)
 {
 	struct offs_threads_priv *p;
-	int err = offs_may_read();
+	int acc = offs_open_access(file, OFFS_ACC_GROUP);
 
-	if (err)
-		return err;
+	if (acc < 0)
+		return acc;
 	p = __seq_open_private(file, &offs_threads_sops, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
-	p->ns = get_pid_ns(task_active_pid_ns(current));
+	p->ns = offs_file_pid_ns(file);
 	return 0;
 }
 
@@ -584,6 +750,7 @@ static int offs_stats_show(struct seq_file *m, void *v)
 	OFFS_SHOW("oncpu", READ_ONCE(st->oncpu));
 	OFFS_SHOW("exiting", READ_ONCE(st->exiting));
 	OFFS_SHOW("rq_raced", READ_ONCE(st->rq_raced));
+	OFFS_SHOW("blocked_raced", READ_ONCE(st->blocked_raced));
 	OFFS_SHOW("offcpu", READ_ONCE(st->offcpu));
 	OFFS_SHOW("samples", READ_ONCE(st->samples));
 	for (r = 0; r < OFFS_R_NR; r++) {
@@ -599,6 +766,7 @@ static int offs_stats_show(struct seq_file *m, void *v)
 	OFFS_SHOW("stacks_unique", offs_table_nstacks());
 	OFFS_SHOW("records", sum.nrecs);
 	OFFS_SHOW("max_stacks", max_stacks);
+	OFFS_SHOW("max_stacks_limit", offs_max_stacks_limit());
 	OFFS_SHOW("table_fill_pct",
 		  max_stacks ? 100ULL * max(offs_table_nstacks(), sum.nrecs) /
 			       max_stacks : 0);
@@ -607,6 +775,9 @@ static int offs_stats_show(struct seq_file *m, void *v)
 	OFFS_SHOW("generation_samples", sum.samples);
 	OFFS_SHOW("drains", atomic64_read(&st->drains));
 	OFFS_SHOW("resets", atomic64_read(&st->resets));
+	OFFS_SHOW("generations_retired", offs_table_retired());
+	OFFS_SHOW("max_retired", READ_ONCE(offs_max_retired));
+	OFFS_SHOW("swaps_refused", atomic64_read(&st->swaps_refused));
 	OFFS_SHOW("tick_ns_last", READ_ONCE(st->tick_ns_last));
 	OFFS_SHOW("tick_ns_avg", avg);
 	OFFS_SHOW("tick_ns_max", READ_ONCE(st->tick_ns_max));
@@ -623,16 +794,20 @@ static int offs_stats_show(struct seq_file *m, void *v)
 	OFFS_SHOW("cache_misses", misses);
 	OFFS_SHOW("cache_entries", READ_ONCE(st->cache_entries));
 	OFFS_SHOW("cache_full", READ_ONCE(st->cache_full));
+	OFFS_SHOW("cache_degraded", READ_ONCE(st->cache_degraded));
 	OFFS_SHOW("thread_cache", READ_ONCE(offs_thread_cache));
+	OFFS_SHOW("thread_cache_limit", offs_thread_cache_limit());
 	OFFS_SHOW("cgroup_skipped", READ_ONCE(st->cgroup_skipped));
 	OFFS_SHOW("user_walks", READ_ONCE(st->user_walks));
 	OFFS_SHOW("user_frames", READ_ONCE(st->user_frames));
-	OFFS_SHOW("user_raced", READ_ONCE(st->user_raced));
+	OFFS_SHOW("user_faulted", READ_ONCE(st->user_faulted));
 	OFFS_SHOW("user_trylock_failed", READ_ONCE(st->user_trylock_failed));
 	OFFS_SHOW("user_dropped", READ_ONCE(st->user_dropped));
 	OFFS_SHOW("user_ns_total", READ_ONCE(st->user_ns_total));
 	OFFS_SHOW("user_stacks_unique", offs_ustack_count());
+	OFFS_SHOW("user_paths_unique", offs_upath_count());
 	OFFS_SHOW("wobj_dropped", READ_ONCE(st->wobj_dropped));
+	OFFS_SHOW("wobj_fd_closed", READ_ONCE(st->wobj_fd_closed));
 	OFFS_SHOW("cpu_share_ppm", cpu_ppm);
 	OFFS_SHOW("sampler_cpu_ns", offs_sampler_cpu_ns());
 	OFFS_SHOW("snapshot_grow", READ_ONCE(st->snapshot_grow));
@@ -640,18 +815,22 @@ static int offs_stats_show(struct seq_file *m, void *v)
 	OFFS_SHOW("sym_lookups", atomic64_read(&st->sym_lookups));
 	OFFS_SHOW("sym_hits", atomic64_read(&st->sym_hits));
 	OFFS_SHOW("sym_entries", offs_symcache_entries());
+	OFFS_SHOW("sym_max", OFFS_SYM_MAX);
 	OFFS_SHOW("sym_flushes", atomic64_read(&st->sym_flushes));
 	OFFS_SHOW("class_lookups", atomic64_read(&st->class_lookups));
 	OFFS_SHOW("class_hits", atomic64_read(&st->class_hits));
+	OFFS_SHOW("open_denied", atomic64_read(&st->open_denied));
+	OFFS_SHOW("threads_rate", READ_ONCE(offs_threads_rate));
+	OFFS_SHOW("threads_throttled", atomic64_read(&st->threads_throttled));
 	return 0;
 }
 
 static int offs_stats_open(struct inode *inode, struct file *file)
 {
-	int err = offs_may_read();
+	int acc = offs_open_access(file, OFFS_ACC_GROUP);
 
-	if (err)
-		return err;
+	if (acc < 0)
+		return acc;
 	return single_open(file, offs_stats_show, NULL);
 }
 
@@ -686,8 +865,13 @@ static ssize_t offs_control_write(struct file *file, const char __user *ubuf,
 	return len;
 }
 
+/* CAP_SYS_ADMIN only (the mode, 0200 root, lets any uid 0 open). */
 static int offs_control_open(struct inode *inode, struct file *file)
 {
+	if (offs_access_of(file) != OFFS_ACC_ADMIN) {
+		atomic64_inc(&offs_stats.open_denied);
+		return -EPERM;
+	}
 	return nonseekable_open(inode, file);
 }
 
@@ -700,12 +884,12 @@ static OFFS_PROC_OPS offs_control_fops = {
 
 int offs_procfs_init(void)
 {
+	/* group= readers may read these; drain and control are root's. */
 	static const struct {
 		const char *name;
 		OFFS_PROC_OPS *fops;
 	} files[] = {
 		{ "stacks", &offs_stacks_fops },
-		{ "drain", &offs_drain_fops },
 		{ "threads", &offs_threads_fops },
 		{ "stats", &offs_stats_fops },
 	};
@@ -716,6 +900,8 @@ int offs_procfs_init(void)
 	if (!offs_proc_dir)
 		return -ENOMEM;
 	if (!proc_create("control", 0200, offs_proc_dir, &offs_control_fops))
+		goto err;
+	if (!proc_create("drain", 0400, offs_proc_dir, &offs_drain_fops))
 		goto err;
 	for (i = 0; i < ARRAY_SIZE(files); i++) {
 		pde = proc_create(files[i].name, 0440, offs_proc_dir,

@@ -36,6 +36,7 @@ static bool offs_kicked;
 static struct task_struct **offs_snap;
 static unsigned int offs_snap_cap;
 static unsigned long offs_ips[OFFS_MAX_DEPTH_LIMIT];
+static unsigned long offs_uips[OFFS_MAX_DEPTH_LIMIT];
 static char offs_wobj_buf[512];
 
 #define OFFS_SNAP_MIN	1024U
@@ -106,12 +107,12 @@ static void offs_visit(struct task_struct *t, unsigned int max_depth)
 	bool timed = !(seq++ % OFFS_TIME_EVERY);
 	u64 t0 = timed ? local_clock() : 0;
 	struct offs_tc_ent *ent = offs_tc_lookup(t);
-	struct offs_sample s;
+	/* Read before the capture: a change meanwhile invalidates it. */
+	unsigned int config_seq = READ_ONCE(offs_config_seq);
+	struct offs_sample s = { .syscall = -1 };
 	enum offs_pin pin;
 	int attempt;
 
-	s.ustack = NULL;
-	s.wobj_str = NULL;
 	if (ent && offs_tc_unchanged(t, ent)) {
 		/* Has not run since its last sample: same stacks, same reason. */
 		offs_sample_names(t, &s);
@@ -127,9 +128,21 @@ static void offs_visit(struct task_struct *t, unsigned int max_depth)
 		t0 = local_clock();
 
 	s.ips = offs_ips;
-	/* A run-queue waiter that ran while unwound gets a second chance. */
+	/*
+	 * User stacks are walked while the thread is pinned, from inside its
+	 * address space: enter it first (this may sleep; consecutive threads
+	 * of a process share it).
+	 */
+	if (READ_ONCE(offs_user_stacks) &&
+	    !(READ_ONCE(t->flags) & OFFS_PF_USER_WORKERS)) {
+		s.umm = offs_umm_enter(t);
+		s.uips = offs_uips;
+	}
+	/* A thread that ran while unwound gets a second chance. */
 	for (attempt = 0; attempt < 2; attempt++) {
 		pin = offs_pin_capture(t, &s, max_depth);
+		if (s.blocked_raced)
+			OFFS_STAT_ADD(blocked_raced, 1);
 		if (pin != OFFS_PIN_RACED)
 			break;
 	}
@@ -151,16 +164,16 @@ static void offs_visit(struct task_struct *t, unsigned int max_depth)
 		if (!s.depth)
 			OFFS_STAT_ADD(empty_stacks, 1);
 		offs_sample_names(t, &s);
-		if (s.user && READ_ONCE(offs_user_stacks))
-			s.ustack = offs_ustack_capture(t, &s);
+		if (s.user && s.uips)
+			s.ustack = offs_ustack_capture(&s);
 		if (s.user && (READ_ONCE(offs_key_fields) & OFFS_KEY_WOBJ) &&
 		    offs_wobj_describe(t, &s, offs_wobj_buf,
-				       sizeof(offs_wobj_buf)))
+				       sizeof(offs_wobj_buf), &s.wobj_addr))
 			s.wobj_str = offs_wobj_buf;
 		/* Run-queue waiters change all the time: not cached. */
 		if (ent && pin == OFFS_PIN_BLOCKED) {
 			offs_table_record(&s, offs_tc_hit(ent));
-			offs_tc_store(ent, &s);
+			offs_tc_store(ent, &s, config_seq);
 			ent = NULL;
 		} else {
 			offs_table_record(&s, NULL);
@@ -204,7 +217,7 @@ static void offs_tick(void)
 		if ((i & 63) == 63)
 			cond_resched();
 	}
-	offs_ustack_session_end();
+	offs_umm_end();
 	offs_root_leave();
 	offs_tc_sweep(false);
 	offs_table_tick_end();
@@ -267,9 +280,9 @@ void offs_sampler_kick(void)
 }
 
 /* Wait for a tick in progress to finish (see offs_tick_lock in table.c). */
-void offs_sampler_quiesce(void)
+int offs_sampler_quiesce(void)
 {
-	offs_table_quiesce();
+	return offs_table_quiesce();
 }
 
 u64 offs_sampler_cpu_ns(void)

@@ -26,7 +26,6 @@
 #include "offsample.h"
 
 #define OFFS_SYM_PENDING	256
-#define OFFS_SYM_MAX		65536
 
 struct offs_sym {
 	unsigned long addr;
@@ -99,7 +98,7 @@ static bool offs_sym_merge(void)
 	unsigned int i = 0, j = 0, k = 0;
 	struct offs_sym *m;
 
-	m = kvmalloc_array(n, sizeof(*m), GFP_KERNEL);
+	m = kvmalloc_array(n, sizeof(*m), GFP_KERNEL_ACCOUNT);
 	if (!m)
 		return false;
 	while (i < offs_sym_main_n || j < offs_sym_pend_n) {
@@ -173,7 +172,8 @@ int offs_sym_format(unsigned long addr, char *buf, size_t len)
 		strscpy(tmp, "[unknown]", sizeof(tmp));
 	n = strscpy(buf, tmp, len);
 
-	str = kstrdup(tmp, GFP_KERNEL);
+	/* A reader's read(2) causes it: charged to the reader. */
+	str = kstrdup(tmp, GFP_KERNEL_ACCOUNT);
 	if (str) {
 		atomic64_add(strlen(str) + 1, &offs_stats.mem_bytes);
 		down_write(&offs_sym_sem);

@@ -15,7 +15,9 @@
  *
  * Locking: offs_table_lock (a mutex: every user is a kthread or a process
  * in a system call) protects the stack store, the current generation
- * pointer and the contents of the current generation.  offs_tick_lock is
+ * pointer and the contents of the current generation.  Nobody holds a
+ * lock of a sampled task while waiting for it (see ustack.c), and readers
+ * let go of it every OFFS_LOCK_BATCH records.  offs_tick_lock is
  * held by the sampler for a whole tick and by swaps, so a generation always
  * holds whole ticks.  Order: offs_tick_lock, then offs_table_lock.
  * Allocations under offs_table_lock use GFP_KERNEL: reclaim never needs
@@ -44,6 +46,7 @@ static unsigned int offs_nstacks;
 
 static struct offs_gen *offs_cur;
 static u64 offs_gen_seq;
+static unsigned int offs_retired;	/* swapped out, not yet released */
 static struct kmem_cache *offs_rec_cache;
 
 #define OFFS_BUCKETS_MIN	64U
@@ -138,17 +141,26 @@ unsigned int offs_table_nstacks(void)
 	return READ_ONCE(offs_nstacks);
 }
 
+unsigned int offs_table_retired(void)
+{
+	return READ_ONCE(offs_retired);
+}
+
 /* ---- generations ---- */
 
-static struct offs_gen *offs_gen_alloc(void)
+/*
+ * gfp: GFP_KERNEL_ACCOUNT when a reader causes the allocation (a drain or
+ * reset), so that it is charged to the reader's memory cgroup.
+ */
+static struct offs_gen *offs_gen_alloc(gfp_t gfp)
 {
 	unsigned int n = offs_nbuckets_for(READ_ONCE(offs_max_stacks));
 	struct offs_gen *gen;
 
-	gen = kzalloc(sizeof(*gen), GFP_KERNEL);
+	gen = kzalloc(sizeof(*gen), gfp);
 	if (!gen)
 		return NULL;
-	gen->buckets = kvcalloc(n, sizeof(*gen->buckets), GFP_KERNEL);
+	gen->buckets = kvcalloc(n, sizeof(*gen->buckets), gfp);
 	if (!gen->buckets) {
 		kfree(gen);
 		return NULL;
@@ -162,16 +174,39 @@ static struct offs_gen *offs_gen_alloc(void)
 	return gen;
 }
 
+/* Long walks let go of offs_table_lock every this many records. */
+#define OFFS_LOCK_BATCH		256
+
+/* Let the sampler (or another reader) in; offs_table_lock held. */
+static void offs_table_relax(void)
+{
+	mutex_unlock(&offs_table_lock);
+	cond_resched();
+	mutex_lock(&offs_table_lock);
+}
+
 static void offs_gen_release(struct kref *ref)
 {
 	struct offs_gen *gen = container_of(ref, struct offs_gen, ref);
-	struct offs_rec *rec, *tmp;
+	struct offs_rec *rec;
+	unsigned int n = 0;
 
-	/* Callers of offs_gen_put() never hold offs_table_lock. */
+	/*
+	 * Callers of offs_gen_put() never hold offs_table_lock.  Nobody can
+	 * reach this generation any more (cache entries that still point at
+	 * its records check the generation first), so the lock can be let
+	 * go between batches: it protects the stores the records point to.
+	 */
 	mutex_lock(&offs_table_lock);
-	list_for_each_entry_safe(rec, tmp, &gen->recs, list) {
+	if (gen->retired)
+		offs_retired--;
+	while (!list_empty(&gen->recs)) {
+		rec = list_first_entry(&gen->recs, struct offs_rec, list);
+		list_del(&rec->list);
 		offs_rec_put_refs(rec->stack, rec->ustack, rec->wobj);
 		kmem_cache_free(offs_rec_cache, rec);
+		if (++n % OFFS_LOCK_BATCH == 0)
+			offs_table_relax();
 	}
 	mutex_unlock(&offs_table_lock);
 	offs_mem_add(-(long)(gen->nrecs * sizeof(struct offs_rec) +
@@ -207,15 +242,37 @@ struct offs_gen *offs_table_get_current(void)
 struct offs_gen *offs_table_swap(bool keep)
 {
 	struct offs_gen *new, *old;
+	unsigned int max;
 
-	new = offs_gen_alloc();
+	new = offs_gen_alloc(GFP_KERNEL_ACCOUNT);
 	if (!new)
 		return ERR_PTR(-ENOMEM);
-	mutex_lock(&offs_tick_lock);
+	/* A tick can take a while: a killed reader does not wait for it. */
+	if (mutex_lock_killable(&offs_tick_lock)) {
+		offs_gen_put(new);
+		return ERR_PTR(-EINTR);
+	}
 	mutex_lock(&offs_table_lock);
 	old = offs_cur;
+	/*
+	 * Bound the generations readers keep alive: the old one becomes
+	 * retired if it is handed to a drain, or if readers of "stacks"
+	 * still hold it.  (No reference is taken without offs_table_lock.)
+	 */
+	max = READ_ONCE(offs_max_retired);
+	if (offs_retired >= max && (keep || kref_read(&old->ref) > 1)) {
+		mutex_unlock(&offs_table_lock);
+		mutex_unlock(&offs_tick_lock);
+		offs_gen_put(new);
+		atomic64_inc(&offs_stats.swaps_refused);
+		pr_warn_ratelimited("offsample: %s refused: %u old generations are still held open by readers (max_retired=%u)\n",
+				    keep ? "drain" : "reset", offs_retired, max);
+		return ERR_PTR(-EBUSY);
+	}
 	old->end_real_ns = ktime_get_real_ns();
 	old->end_mono_ns = ktime_get_ns();
+	old->retired = true;
+	offs_retired++;
 	new->seq = ++offs_gen_seq;
 	offs_cur = new;
 	mutex_unlock(&offs_table_lock);
@@ -389,7 +446,7 @@ static void offs_hit_set(struct offs_hit *hit, struct offs_stack *st,
  * stored stack (holding a reference) so that the next sample of an
  * unchanged thread can skip all of this.  Returns the reason.
  */
-enum offs_reason offs_table_record(const struct offs_sample *s,
+enum offs_reason offs_table_record(struct offs_sample *s,
 				   struct offs_hit *hit)
 {
 	struct offs_frames_info info;
@@ -404,9 +461,11 @@ enum offs_reason offs_table_record(const struct offs_sample *s,
 
 	mutex_lock(&offs_table_lock);
 	if (s->wobj_str) {
-		w = offs_wobj_intern(s->wobj_str);
-		if (!w)
+		w = offs_wobj_intern(s->wobj_str, &s->wobj_addr);
+		if (!w) {
 			OFFS_STAT_ADD(wobj_dropped, 1);
+			s->degraded = true;
+		}
 	}
 	st = offs_stack_get(s, shash);
 	if (IS_ERR(st)) {
@@ -490,11 +549,13 @@ void offs_table_tick_end(void)
 	mutex_unlock(&offs_tick_lock);
 }
 
-/* Return once no tick is in progress. */
-void offs_table_quiesce(void)
+/* Return once no tick is in progress (-EINTR if killed meanwhile). */
+int offs_table_quiesce(void)
 {
-	mutex_lock(&offs_tick_lock);
+	if (mutex_lock_killable(&offs_tick_lock))
+		return -EINTR;
 	mutex_unlock(&offs_tick_lock);
+	return 0;
 }
 
 /* ---- iteration for readers (procfs.c) ---- */
@@ -518,8 +579,11 @@ bool offs_gen_iter_seek(struct offs_gen_iter *it, loff_t pos)
 		p = it->rec->list.next;
 	} else {
 		p = gen->recs.next;
-		for (i = 0; i < pos && p != &gen->recs; i++)
+		for (i = 0; i < pos && p != &gen->recs; i++) {
 			p = p->next;
+			if ((i + 1) % OFFS_LOCK_BATCH == 0)
+				offs_table_relax();
+		}
 	}
 	if (p == &gen->recs) {
 		mutex_unlock(&offs_table_lock);
@@ -532,15 +596,25 @@ bool offs_gen_iter_seek(struct offs_gen_iter *it, loff_t pos)
 	return true;
 }
 
-/* Call fn on every record of gen, under offs_table_lock (fn must not sleep long). */
+/*
+ * Call fn on every record of gen, in insertion order, under
+ * offs_table_lock (fn must not sleep long).  The lock is let go every
+ * OFFS_LOCK_BATCH records: the list position stays valid because
+ * records are never removed from a generation while a reference is held,
+ * and records appended meanwhile are visited too.
+ */
 void offs_gen_each_rec(struct offs_gen *gen,
 		       void (*fn)(struct offs_rec *rec, void *arg), void *arg)
 {
-	struct offs_rec *rec;
+	struct list_head *p;
+	unsigned int n = 0;
 
 	mutex_lock(&offs_table_lock);
-	list_for_each_entry(rec, &gen->recs, list)
-		fn(rec, arg);
+	for (p = gen->recs.next; p != &gen->recs; p = p->next) {
+		fn(list_entry(p, struct offs_rec, list), arg);
+		if (++n % OFFS_LOCK_BATCH == 0)
+			offs_table_relax();
+	}
 	mutex_unlock(&offs_table_lock);
 }
 
@@ -574,7 +648,7 @@ int offs_table_init(void)
 	if (!offs_stack_buckets)
 		goto err_cache;
 	offs_mem_add(offs_stack_nbuckets * sizeof(*offs_stack_buckets));
-	offs_cur = offs_gen_alloc();
+	offs_cur = offs_gen_alloc(GFP_KERNEL);
 	if (!offs_cur)
 		goto err_buckets;
 	offs_cur->seq = ++offs_gen_seq;

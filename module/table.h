@@ -26,17 +26,18 @@ struct offs_hit {
 	char state_ch;
 };
 
-enum offs_reason offs_table_record(const struct offs_sample *s,
+enum offs_reason offs_table_record(struct offs_sample *s,
 				   struct offs_hit *hit);
 void offs_table_record_again(const struct offs_sample *s, struct offs_hit *hit);
 void offs_table_hit_release(struct offs_hit *hit);
 void offs_table_tick_begin(void);
 void offs_table_tick_end(void);
-void offs_table_quiesce(void);
+int offs_table_quiesce(void);
 struct offs_gen *offs_table_get_current(void);
 struct offs_gen *offs_table_swap(bool keep);
 void offs_gen_put(struct offs_gen *gen);
 unsigned int offs_table_nstacks(void);
+unsigned int offs_table_retired(void);
 
 /* Reader-side iteration over one generation, in insertion order. */
 struct offs_gen_iter {

@@ -8,9 +8,10 @@
  *
  * Built by the sampler kthread for each full capture when the key includes
  * wobj, and interned (refcounted strings under offs_table_lock) so records
- * can be keyed on them.  The descriptor table is looked up with
- * iterate_fd() under task_lock(), the way /proc/PID/fdinfo readers do;
- * both are sleeping locks on PREEMPT_RT, which is fine in a kthread.
+ * can be keyed on them.  The descriptor is looked up in one slot of the
+ * table under task_lock() and the files lock, then described from a file
+ * reference with no lock held (sleeping locks on PREEMPT_RT, which is
+ * fine in a kthread).
  */
 #include <linux/sched.h>
 #include <linux/sched/task.h>
@@ -76,21 +77,14 @@ static bool offs_is_futex(long nr)
 	return nr == __NR_futex;
 }
 
-struct offs_fd_ctx {
-	unsigned int fd;
-	char *buf;
-	size_t len;
-	bool found;
-};
-
-static void offs_describe_sock(struct file *file, struct offs_fd_ctx *c)
+static void offs_describe_sock(struct file *file, char *buf, size_t len)
 {
 	struct socket *sock = offs_sock_from_file(file);
 	struct sock *sk = sock ? sock->sk : NULL;
 	const char *proto;
 
 	if (!sk) {
-		snprintf(c->buf, c->len, "socket");
+		snprintf(buf, len, "socket");
 		return;
 	}
 	switch (sk->sk_protocol) {
@@ -107,72 +101,89 @@ static void offs_describe_sock(struct file *file, struct offs_fd_ctx *c)
 	switch (sk->sk_family) {
 	case AF_INET:
 		if (sk->sk_state == TCP_LISTEN)
-			snprintf(c->buf, c->len, "%s %pI4:%u listen", proto,
+			snprintf(buf, len, "%s %pI4:%u listen", proto,
 				 &sk->sk_rcv_saddr, sk->sk_num);
 		else if (!sk->sk_daddr && !sk->sk_dport)
-			snprintf(c->buf, c->len, "%s %pI4:%u", proto,
+			snprintf(buf, len, "%s %pI4:%u", proto,
 				 &sk->sk_rcv_saddr, sk->sk_num);
 		else
-			snprintf(c->buf, c->len, "%s %pI4:%u->%pI4:%u", proto,
+			snprintf(buf, len, "%s %pI4:%u->%pI4:%u", proto,
 				 &sk->sk_rcv_saddr, sk->sk_num, &sk->sk_daddr,
 				 ntohs(sk->sk_dport));
 		break;
 #if IS_ENABLED(CONFIG_IPV6)
 	case AF_INET6:
 		if (sk->sk_state == TCP_LISTEN)
-			snprintf(c->buf, c->len, "%s6 [%pI6c]:%u listen", proto,
+			snprintf(buf, len, "%s6 [%pI6c]:%u listen", proto,
 				 &sk->sk_v6_rcv_saddr, sk->sk_num);
 		else
-			snprintf(c->buf, c->len, "%s6 [%pI6c]:%u->[%pI6c]:%u",
+			snprintf(buf, len, "%s6 [%pI6c]:%u->[%pI6c]:%u",
 				 proto, &sk->sk_v6_rcv_saddr, sk->sk_num,
 				 &sk->sk_v6_daddr, ntohs(sk->sk_dport));
 		break;
 #endif
 	case AF_UNIX:
-		snprintf(c->buf, c->len, "unix %s", proto);
+		snprintf(buf, len, "unix %s", proto);
 		break;
 	case AF_NETLINK:
-		snprintf(c->buf, c->len, "netlink");
+		snprintf(buf, len, "netlink");
 		break;
 	default:
-		snprintf(c->buf, c->len, "socket family %u", sk->sk_family);
+		snprintf(buf, len, "socket family %u", sk->sk_family);
 		break;
 	}
 }
 
-/* iterate_fd() callback, under files->file_lock: no sleeping. */
-static int offs_fd_cb(const void *arg, struct file *file, unsigned int fd)
+/*
+ * The file behind descriptor fd of t, with a reference, or NULL.  One slot
+ * of the table is read, under t's task lock (t->files) and its files lock
+ * (the slot), held for that read only: O(1) however large the table.
+ * (iterate_fd() scans from fd to the next open descriptor: up to the whole
+ * table, a million slots, under the files lock, when fd was closed.)
+ */
+static struct file *offs_task_fget(struct task_struct *t, unsigned int fd)
 {
-	struct offs_fd_ctx *c = (struct offs_fd_ctx *)arg;
-	char *p;
+	struct files_struct *files;
+	struct file *file = NULL;
 
-	if (fd != c->fd)
-		return 1;	/* the descriptor is not open: stop */
-	c->found = true;
-	if (S_ISSOCK(file_inode(file)->i_mode)) {
-		offs_describe_sock(file, c);
-		return 1;
+	task_lock(t);
+	files = t->files;
+	if (files) {
+		spin_lock(&files->file_lock);
+		file = files_lookup_fd_locked(files, fd);
+		if (file)
+			get_file(file);
+		spin_unlock(&files->file_lock);
 	}
-	/* Files, FIFOs, "pipe:[N]", "anon_inode:[eventfd]" ... */
-	p = d_path(&file->f_path, c->buf, c->len);
-	if (IS_ERR(p))
-		snprintf(c->buf, c->len, "?");
-	else
-		memmove(c->buf, p, strlen(p) + 1);
-	return 1;
+	task_unlock(t);
+	return file;
 }
 
+/* Describe t's descriptor fd into buf; false if it is not open. */
 static bool offs_describe_fd(struct task_struct *t, unsigned int fd,
 			     char *buf, size_t len)
 {
-	struct offs_fd_ctx c = { .fd = fd, .buf = buf, .len = len };
+	struct file *file = offs_task_fget(t, fd);
+	char *p;
 
-	offs_root_enter(t);	/* paths as t sees them */
-	task_lock(t);
-	if (t->files)
-		iterate_fd(t->files, fd, offs_fd_cb, &c);
-	task_unlock(t);
-	return c.found;
+	if (!file) {
+		OFFS_STAT_ADD(wobj_fd_closed, 1);
+		return false;
+	}
+	if (S_ISSOCK(file_inode(file)->i_mode)) {
+		offs_describe_sock(file, buf, len);
+	} else {
+		/* Files, FIFOs, "pipe:[N]", "anon_inode:[eventfd]" ... */
+		offs_root_enter(t);	/* paths as t sees them */
+		p = d_path(&file->f_path, buf, len);
+		if (IS_ERR(p))
+			snprintf(buf, len, "?");
+		else
+			memmove(buf, p, strlen(p) + 1);
+	}
+	/* No lock held: if fd was closed meanwhile, this may free the file. */
+	fput(file);
+	return true;
 }
 
 /*
@@ -180,12 +191,14 @@ static bool offs_describe_fd(struct task_struct *t, unsigned int fd,
  * Returns false if there is nothing to say (not in a system call).
  */
 bool offs_wobj_describe(struct task_struct *t, const struct offs_sample *s,
-			char *buf, size_t len)
+			char *buf, size_t len, struct offs_wobj_addr *addr)
 {
 	const char *name = offs_syscall_name(s->syscall);
 	char obj[256];
-	int arg;
+	int arg, n;
 
+	addr->at = 0;
+	addr->len = 0;
 	if (!name)
 		return false;
 	arg = offs_fd_arg(s->syscall);
@@ -195,7 +208,11 @@ bool offs_wobj_describe(struct task_struct *t, const struct offs_sample *s,
 			snprintf(obj, sizeof(obj), "fd %lu", s->args[arg]);
 		snprintf(buf, len, "%s(%s)", name, obj);
 	} else if (offs_is_futex(s->syscall)) {
-		snprintf(buf, len, "%s(0x%lx)", name, s->args[0]);
+		/* A user address: hidden from group= readers (procfs.c). */
+		n = snprintf(buf, len, "%s(", name);
+		addr->at = n;
+		addr->len = snprintf(buf + n, len - n, "0x%lx", s->args[0]);
+		strlcat(buf, ")", len);
 	} else if (s->syscall == __NR_wait4 || s->syscall == __NR_waitid) {
 		snprintf(buf, len, "%s(pid %ld)", name,
 			 (long)(s->syscall == __NR_wait4 ? s->args[0] : s->args[1]));
@@ -212,7 +229,8 @@ bool offs_wobj_describe(struct task_struct *t, const struct offs_sample *s,
 static struct hlist_head offs_wobj_buckets[OFFS_WBUCKETS];
 static unsigned int offs_nwobjs;
 
-struct offs_wobj *offs_wobj_intern(const char *str)
+struct offs_wobj *offs_wobj_intern(const char *str,
+				   const struct offs_wobj_addr *addr)
 {
 	size_t len = strlen(str);
 	struct hlist_head *head;
@@ -223,7 +241,9 @@ struct offs_wobj *offs_wobj_intern(const char *str)
 	hash = jhash(str, len, 0);
 	head = &offs_wobj_buckets[hash % OFFS_WBUCKETS];
 	hlist_for_each_entry(w, head, node) {
-		if (w->hash == hash && w->len == len && !memcmp(w->str, str, len)) {
+		if (w->hash == hash && w->len == len &&
+		    w->addr.at == addr->at && w->addr.len == addr->len &&
+		    !memcmp(w->str, str, len)) {
 			w->refs++;
 			return w;
 		}
@@ -236,6 +256,7 @@ struct offs_wobj *offs_wobj_intern(const char *str)
 	w->hash = hash;
 	w->refs = 1;
 	w->len = len;
+	w->addr = *addr;
 	memcpy(w->str, str, len + 1);
 	hlist_add_head(&w->node, head);
 	offs_nwobjs++;

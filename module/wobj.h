@@ -13,13 +13,15 @@ struct offs_wobj {
 	u32 hash;
 	unsigned int refs;	/* under offs_table_lock */
 	unsigned int len;
+	struct offs_wobj_addr addr;
 	char str[];
 };
 
 const char *offs_syscall_name(long nr);
 bool offs_wobj_describe(struct task_struct *t, const struct offs_sample *s,
-			char *buf, size_t len);
-struct offs_wobj *offs_wobj_intern(const char *str);
+			char *buf, size_t len, struct offs_wobj_addr *addr);
+struct offs_wobj *offs_wobj_intern(const char *str,
+				   const struct offs_wobj_addr *addr);
 void offs_wobj_get(struct offs_wobj *w);
 void offs_wobj_put(struct offs_wobj *w);
 

@@ -366,9 +366,10 @@ if [[ " $SECTIONS " == *" read "* ]]; then
 		sleepers_start "$n" distinct || continue
 		sleep 2
 		meminfo "read-$n.before"
-		# max_stacks above the record count, so nothing is dropped.
-		ms=16384
-		while [ $ms -lt $((n * 2)) ]; do ms=$((ms * 2)); done
+		# max_stacks above the record count, so nothing is dropped (and
+		# within max_stacks_limit, a share of the guest's RAM).
+		ms=$((n + n / 4))
+		[ $ms -ge 16384 ] || ms=16384
 		load hz=19 max_stacks=$ms || continue
 		wait_ticks 2 600
 		# Reads are timed with the sampler paused (the table stays).

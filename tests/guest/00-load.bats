@@ -20,7 +20,7 @@ teardown_file() {
 @test "/proc/offsample has exactly the documented files, root-only" {
 	run -0 stat -c '%n %a %U %G' $P/stacks $P/drain $P/threads $P/stats $P/control
 	assert_line "$P/stacks 440 root root"
-	assert_line "$P/drain 440 root root"
+	assert_line "$P/drain 400 root root"
 	assert_line "$P/threads 440 root root"
 	assert_line "$P/stats 440 root root"
 	assert_line "$P/control 200 root root"
@@ -30,8 +30,9 @@ teardown_file() {
 
 @test "parameters have their documented defaults" {
 	run -0 cat $PARAM/enabled $PARAM/hz $PARAM/max_stacks $PARAM/max_depth $PARAM/kthreads $PARAM/key \
-		$PARAM/thread_cache $PARAM/user_stacks $PARAM/max_user_depth $PARAM/cgroup $PARAM/group
-	assert_output "$(printf '%s\n' Y 9 8192 48 Y comm 65536 Y 32 '' '')"
+		$PARAM/thread_cache $PARAM/user_stacks $PARAM/max_user_depth $PARAM/cgroup $PARAM/group \
+		$PARAM/max_retired $PARAM/threads_rate
+	assert_output "$(printf '%s\n' Y 9 8192 48 Y comm 65536 Y 32 '' '' 4 20000)"
 }
 
 @test "an unprivileged user gets EACCES, never data" {
@@ -69,7 +70,7 @@ teardown_file() {
 	offs_load group=4242
 	assert_equal "$(cat $PARAM/group)" 4242
 	run -0 stat -c '%a %g' $P/stats $P/stacks $P/drain $P/threads $P/control
-	assert_output "$(printf '%s\n' '440 4242' '440 4242' '440 4242' '440 4242' '200 0')"
+	assert_output "$(printf '%s\n' '440 4242' '440 4242' '400 0' '440 4242' '200 0')"
 	run -0 setpriv --reuid=65534 --regid=4242 --clear-groups head -n1 $P/stacks
 	assert_output --regexp '^# offsample stacks v[0-9]+$'
 	run -0 setpriv --reuid=65534 --regid=65534 --groups=4242 cat $P/stats

@@ -26,7 +26,7 @@ teardown() {
 @test "parameters: only root may change them, group= not even root once loaded" {
 	local p before
 	for p in enabled hz max_stacks max_depth kthreads key thread_cache user_stacks \
-		 max_user_depth cgroup group; do
+		 max_user_depth cgroup group max_retired threads_rate; do
 		before=$(cat $PARAM/$p)
 		run setpriv --reuid=65534 --regid=65534 --clear-groups sh -c "echo 1 > $PARAM/$p"
 		assert_failure

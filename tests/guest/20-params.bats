@@ -41,11 +41,24 @@ accept() {
 	accept hz 9 9
 }
 
-@test "max_stacks: 16..1048576" {
+@test "max_stacks: 16..1048576, and at most max_stacks_limit (a share of RAM)" {
+	local lim
+	lim=$(stat_get max_stacks_limit)
 	accept max_stacks 16 16
-	accept max_stacks 1048576 1048576
-	for v in 0 15 1048577 -5 x $'\n'; do reject max_stacks "$v"; done
+	accept max_stacks "$lim" "$lim"
+	for v in 0 15 $((lim + 1)) 1048577 -5 x $'\n'; do reject max_stacks "$v"; done
 	accept max_stacks 8192 8192
+}
+
+@test "max_retired: 1..16; threads_rate: 1..10000000" {
+	accept max_retired 1 1
+	accept max_retired 16 16
+	for v in 0 17 -1 x $'\n'; do reject max_retired "$v"; done
+	accept max_retired 4 4
+	accept threads_rate 1 1
+	accept threads_rate 10000000 10000000
+	for v in 0 10000001 -1 x $'\n'; do reject threads_rate "$v"; done
+	accept threads_rate 20000 20000
 }
 
 @test "max_depth: 1..128" {

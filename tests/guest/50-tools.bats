@@ -117,8 +117,12 @@ teardown() {
 	assert_line --regexp '^memory: +[0-9.]+ MiB'
 	# The v2 parameters.
 	assert_line --regexp '^parameters: .* user_stacks=Y max_user_depth=[0-9]+ .*cgroup=""'
-	assert_line --regexp '^user stacks: on, up to [0-9]+ frames; [0-9]+ walks, [0-9]+ raced, [0-9]+ busy'
+	assert_line --regexp '^user stacks: on, up to [0-9]+ frames; [0-9]+ walks, [0-9]+ cut short \(page not in memory\), [0-9]+ busy'
 	assert_line 'cgroup:      all (no cgroup filter)'
+	# 0.2: bounds and refused opens.
+	assert_line --regexp '^bounds: +max_stacks 8192 of [0-9]+ allowed here, thread_cache 65536 of [0-9]+; [0-9]+ of 4 old generations held open'
+	assert_line --regexp '^access: +[0-9]+ opens refused'
+
 }
 
 @test "snapshot DIR twice: two files, consecutive generations, partitioned samples" {

@@ -62,13 +62,15 @@ teardown_file() {
 	offs_unload
 	for v in hz=0 hz=1001 hz=-1 hz=abc max_stacks=15 max_depth=129 \
 		 thread_cache=4194305 key=bogus enabled=2 group=4294967295 \
-		 cgroup=/offs-no-such-cgroup max_user_depth=0; do
+		 cgroup=/offs-no-such-cgroup max_user_depth=0 max_retired=0 max_retired=17 \
+		 threads_rate=0 max_stacks=1048576; do
 		run insmod "$OFFS_KO" "$v"
 		assert_failure
 		[ ! -d /sys/module/offsample ]
 	done
 	run -0 insmod "$OFFS_KO" hz=1000 max_stacks=16 max_depth=1 key=pid,tid,tname,wobj \
-		thread_cache=0 user_stacks=0 max_user_depth=128 group=4294967294 cgroup=/
+		thread_cache=0 user_stacks=0 max_user_depth=128 group=4294967294 cgroup=/ \
+		max_retired=16 threads_rate=1
 	assert_equal "$(cat $PARAM/group)" 4294967294
 	run -0 rmmod offsample
 	stress_dmesg_clean

@@ -128,6 +128,16 @@ as_nobody() {
 	run -0 "$OFFS" status
 	assert_line "user stacks: off (user_stacks=N); 5000 walks, 12 raced, 3 busy (mmap lock held)"
 	assert_line "cgroup:      only /system.slice/db.service (777 visits of other threads skipped)"
+	# 0.2: no raced walks (the stack is walked while the thread is
+	# pinned), walks cut at a page not in memory; bounds and access.
+	sed -i '/^user_raced /d' "$FP/stats"
+	printf '%-24s %s\n' user_faulted 4 max_stacks_limit 23312 thread_cache 65536 \
+		thread_cache_limit 1006064 generations_retired 1 max_retired 4 swaps_refused 2 \
+		open_denied 7 >> "$FP/stats"
+	run -0 "$OFFS" status
+	assert_line "user stacks: off (user_stacks=N); 5000 walks, 4 cut short (page not in memory), 3 busy (mmap lock held)"
+	assert_line "bounds:      max_stacks 8192 of 23312 allowed here, thread_cache 65536 of 1006064; 1 of 4 old generations held open (2 drains/resets refused)"
+	assert_line "access:      7 opens refused (no CAP_SYS_ADMIN, not in group=)"
 	# An older module without them: no such lines.
 	rm "$FS/user_stacks" "$FS/max_user_depth" "$FS/cgroup"
 	run -0 "$OFFS" status

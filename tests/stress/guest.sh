@@ -9,7 +9,8 @@
 #   long        the long stress and fuzz suites (OUTDIR/long)
 #   core+long   both
 # Where the kernel has kmemleak (the debug kernel), its suite runs after
-# the last part and a final scan is written to OUTDIR/kmemleak-final.txt.
+# the last part and a final scan is written to OUTDIR/kmemleak-final.txt;
+# where it has lockdep, the lock-order suite (tests/guest/debug/) too.
 # Results (TAP, stress-results.txt, dmesg) go to OUTDIR, which the host
 # shares read-write.  BATS_TEST_TIMEOUT (seconds per test) is passed on.
 set -u
@@ -26,6 +27,9 @@ rc=0
 mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug 2>/dev/null
 kmemleak=
 [ -w /sys/kernel/debug/kmemleak ] && kmemleak=tests/guest/debug/80-kmemleak.bats
+# Where the kernel has lockdep: the lock-order suite after the core suites.
+lockdep=
+[ -r /proc/lockdep ] && lockdep=tests/guest/debug/81-lockdep.bats
 
 # run_bats DIR MODE SUITE...: the suites with OFFS_STRESS=MODE and their
 # artifacts in DIR, in a session of their own (whatever a failed test left
@@ -58,11 +62,13 @@ if [ "$parts" != core ]; then
 	# shellcheck disable=SC2086
 	BATS_TEST_TIMEOUT='' run_bats "$out/long" long \
 		tests/guest/05-security.bats tests/guest/70-stress.bats \
-		tests/guest/75-fuzz.bats $kmemleak tests/guest/99-dmesg.bats || rc=1
+		tests/guest/75-fuzz.bats $kmemleak $lockdep tests/guest/99-dmesg.bats || rc=1
 	echo "long_suite_seconds $(( $(date +%s) - start ))" >> "$out/long/stress-results.txt"
-elif [ -n "$kmemleak" ]; then
-	# After the core suites: the kmemleak suite and the clean-log check.
-	run_bats "$out/core" short $kmemleak tests/guest/99-dmesg.bats || rc=1
+elif [ -n "$kmemleak$lockdep" ]; then
+	# After the core suites: the kmemleak and lockdep suites and the
+	# clean-log check.
+	# shellcheck disable=SC2086
+	run_bats "$out/core" short $kmemleak $lockdep tests/guest/99-dmesg.bats || rc=1
 fi
 
 # A last kmemleak scan after everything was unloaded (debug kernel).

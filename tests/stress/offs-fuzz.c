@@ -24,6 +24,9 @@
  * in full; at the end sane parameters are restored and the sampler must
  * tick.  Prints "key value" lines; exit status 1 on any mismatch.
  *
+ * max_stacks and thread_cache accept at most the limits the module
+ * derives from RAM (max_stacks_limit, thread_cache_limit in stats).
+ *
  * group= is set at load time only: every write to it must fail with
  * EACCES.  Paths through a cgroup *file* ("/cgroup.procs/x") must fail
  * with ENOTDIR (they used to crash the kernel while the file was open:
@@ -68,6 +71,8 @@ static struct target targets[] = {
 	{ .name = "key", .kind = K_KEY, .min = 0, .max = 0, .restore = "comm" },
 	{ .name = "user_stacks", .kind = K_BOOL, .min = 0, .max = 1, .restore = "1" },
 	{ .name = "max_user_depth", .kind = K_UINT, .min = 1, .max = 128, .restore = "32" },
+	{ .name = "max_retired", .kind = K_UINT, .min = 1, .max = 16, .restore = "4" },
+	{ .name = "threads_rate", .kind = K_UINT, .min = 1, .max = 10000000, .restore = "20000" },
 	{ .name = "group", .kind = K_GROUP, .min = 0, .max = 0, .restore = NULL },
 	{ .name = "cgroup", .kind = K_CGROUP, .min = 0, .max = 0, .restore = "" },
 	{ .name = "control", .kind = K_CONTROL, .min = 0, .max = 0, .restore = NULL },
@@ -77,6 +82,7 @@ static struct target targets[] = {
 	{ .name = "stats", .kind = K_RO, .min = 0, .max = 0, .restore = NULL },
 };
 #define NTARGETS (sizeof(targets) / sizeof(targets[0]))
+#define NPARAMS	13	/* targets[0..NPARAMS) are module parameters */
 
 static const char *cgroot = "/sys/fs/cgroup";
 static bool verbose;
@@ -830,6 +836,18 @@ static void tame(void)
 {
 	char buf[64];
 
+	/* A threads file read at 1 thread per second would take minutes. */
+	if (read_small(PARAMS "/threads_rate", buf, sizeof(buf)) > 0 &&
+	    atoi(buf) < 1000) {
+		int fd = open(PARAMS "/threads_rate", O_WRONLY);
+
+		if (fd >= 0) {
+			if (write(fd, "20000", 5) != 5)
+				die("cannot tame threads_rate");
+			close(fd);
+		}
+	}
+
 	if (read_small(PARAMS "/hz", buf, sizeof(buf)) > 0 && atoi(buf) > 200) {
 		int fd = open(PARAMS "/hz", O_WRONLY);
 
@@ -911,11 +929,30 @@ int main(int argc, char **argv)
 		rng_state = 1;
 	if (access(PARAMS "/hz", W_OK))
 		die("offsample is not loaded (or not root)");
+	/*
+	 * max_stacks and thread_cache are also bounded by a share of this
+	 * machine's RAM: the module says where (stats), the model follows.
+	 */
+	for (k = 0; k < NTARGETS; k++) {
+		long long lim = -1;
+
+		if (!strcmp(targets[k].name, "max_stacks"))
+			lim = stat_get("max_stacks_limit");
+		else if (!strcmp(targets[k].name, "thread_cache"))
+			lim = stat_get("thread_cache_limit");
+		else
+			continue;
+		if (lim < 0)
+			die("no %s limit in " PROC "/stats", targets[k].name);
+		if ((unsigned long long)lim < targets[k].max)
+			targets[k].max = lim;
+	}
 	mk_cgroups();
 	clock_gettime(CLOCK_MONOTONIC, &ts0);
 	for (i = 0, sent = 0; sent < n; i++) {
 		/* parameters most of the time, control and the rest less */
-		k = rndn(100) < 85 ? rndn(11) : 11 + rndn(NTARGETS - 11);
+		k = rndn(100) < 85 ? rndn(NPARAMS) :
+				     NPARAMS + rndn(NTARGETS - NPARAMS);
 		len = gen_input(&targets[k]);
 		switch (targets[k].kind) {
 		case K_CONTROL:

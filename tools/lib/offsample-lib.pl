@@ -624,8 +624,14 @@ sub cmd_status {
 		my $on = $p{user_stacks} =~ /^(Y|1)\z/;
 		$out .= sprintf("user stacks: %s", $on ? 'on' : 'off (user_stacks=N)');
 		$out .= sprintf(", up to %s frames", $p{max_user_depth}) if $on && exists $p{max_user_depth};
-		$out .= sprintf("; %d walks, %d raced, %d busy (mmap lock held)", $num->('user_walks'),
-			$num->('user_raced'), $num->('user_trylock_failed')) if exists $st{user_walks};
+		if (exists $st{user_walks}) {
+			$out .= sprintf("; %d walks", $num->('user_walks'));
+			# Modules before 0.2 walked after letting the thread go (raced).
+			$out .= sprintf(", %d raced", $num->('user_raced')) if exists $st{user_raced};
+			$out .= sprintf(", %d cut short (page not in memory)", $num->('user_faulted'))
+				if exists $st{user_faulted};
+			$out .= sprintf(", %d busy (mmap lock held)", $num->('user_trylock_failed'));
+		}
 		$out .= "\n";
 	}
 	if (exists $p{cgroup}) {
@@ -658,6 +664,18 @@ sub cmd_status {
 		$num->('cpu_share_ppm') / 1e4, $num->('sampler_cpu_ns') / 1e9);
 	my $mem = $num->('memory_bytes');
 	$out .= sprintf("memory:      %.1f MiB (%d bytes)\n", $mem / 1048576, $mem);
+	# Bounds (0.2): what RAM allows, old generations readers keep alive.
+	if (exists $st{max_stacks_limit}) {
+		$out .= sprintf("bounds:      max_stacks %s of %d allowed here, thread_cache %s of %d; "
+			. "%d of %d old generations held open (%d drains/resets refused)\n",
+			$g->('max_stacks'), $num->('max_stacks_limit'), $g->('thread_cache'),
+			$num->('thread_cache_limit'), $num->('generations_retired'), $num->('max_retired'),
+			$num->('swaps_refused'));
+	}
+	if (exists $st{open_denied}) {
+		$out .= sprintf("access:      %d opens refused (no CAP_SYS_ADMIN, not in group=)\n",
+			$num->('open_denied'));
+	}
 	print $out;
 	return 0;
 }
