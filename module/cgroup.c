@@ -194,10 +194,18 @@ int offs_cgroup_path(u64 id, struct cgroup_namespace *ns, char *buf,
 
 	if (IS_ERR_OR_NULL(cg))
 		return snprintf(buf, len, "cgroup-id:%llu", id);
-	if (offs_cgns_is_top(ns))
+	if (offs_cgns_is_top(ns)) {
 		n = kernfs_path_from_node(cg->kn, NULL, buf, len);
-	else
+	} else if (!cgroup_is_descendant(cg, ns->root_cset->dfl_cgrp)) {
+		/*
+		 * Outside the opener's namespace: not named, whichever
+		 * namespace the reading task (which cgroup_get_from_id()
+		 * checks) is in.
+		 */
+		n = -ENOENT;
+	} else {
 		n = cgroup_path_ns(cg, buf, len, ns);
+	}
 	cgroup_put(cg);
 	if (n < 0)
 		return snprintf(buf, len, "cgroup-id:%llu", id);

@@ -135,6 +135,14 @@ static inline struct cgroup *offs_cgroup_get_from_id(u64 id)
 #define OFFS_PROC_RELEASE(f)		.release = (f)
 #endif
 
+/* kmalloc_size_roundup() (6.1): the size kmalloc() really allocates. */
+#ifdef OFFS_HAVE_KMALLOC_SIZE_ROUNDUP
+#include <linux/slab.h>
+#define offs_kmalloc_size_roundup(n)	kmalloc_size_roundup(n)
+#else
+#define offs_kmalloc_size_roundup(n)	(n)
+#endif
+
 /* PDE_DATA() became pde_data() in 5.17. */
 #ifdef OFFS_HAVE_PDE_DATA_LOWER
 #define offs_pde_data(inode)	pde_data(inode)

@@ -49,17 +49,21 @@ static bool offs_live;
 #define OFFS_THREADS_RATE_MAX	10000000U
 
 /*
- * What one unit of max_stacks can pin at worst: a kernel stack and a user
- * stack of the largest depth, a path of PATH_MAX, a wait object of the
- * largest description, and a record in the current generation and in
- * each retired one.
+ * What one unit of max_stacks can pin at worst, as allocated (kmalloc
+ * rounds up to its size classes): a kernel stack and a user stack of the
+ * largest depth, a path of PATH_MAX, a wait object of the largest
+ * description, and a record in the current generation and in each old
+ * one that readers may keep (max_retired for root, as many for group=).
  */
-#define OFFS_STACK_COST	(sizeof(struct offs_stack) +			\
-			 OFFS_MAX_DEPTH_LIMIT * sizeof(unsigned long) +	\
-			 offs_ustack_size(OFFS_MAX_DEPTH_LIMIT) +	\
-			 sizeof(struct offs_upath) + PATH_MAX +		\
-			 sizeof(struct offs_wobj) + 512 +		\
-			 (1 + OFFS_RETIRED_MAX) * sizeof(struct offs_rec))
+static u64 offs_stack_cost(void)
+{
+	return offs_ksize(sizeof(struct offs_stack) +
+			  OFFS_MAX_DEPTH_LIMIT * sizeof(unsigned long)) +
+	       offs_ksize(offs_ustack_size(OFFS_MAX_DEPTH_LIMIT)) +
+	       offs_ksize(sizeof(struct offs_upath) + PATH_MAX) +
+	       offs_ksize(sizeof(struct offs_wobj) + 512) +
+	       (1 + 2 * OFFS_RETIRED_MAX) * sizeof(struct offs_rec);
+}
 
 static u64 offs_ram_bytes(void)
 {
@@ -69,7 +73,7 @@ static u64 offs_ram_bytes(void)
 /* The largest max_stacks whose worst case fits in 1/8 of RAM. */
 unsigned int offs_max_stacks_limit(void)
 {
-	u64 n = div64_u64(offs_ram_bytes() / 8, OFFS_STACK_COST);
+	u64 n = div64_u64(offs_ram_bytes() / 8, offs_stack_cost());
 
 	return clamp_t(u64, n, OFFS_MAX_STACKS_MIN, OFFS_MAX_STACKS_MAX);
 }
@@ -84,8 +88,12 @@ unsigned int offs_thread_cache_limit(void)
 
 void offs_config_changed(void)
 {
-	/* Parameter writes are serialized by the module's kernel_param_lock. */
-	WRITE_ONCE(offs_config_seq, offs_config_seq + 1);
+	/*
+	 * Parameter writes are serialized by the module's kernel_param_lock.
+	 * Release: a tick that sees the new sequence (acquire, sampler.c)
+	 * also sees the new value.
+	 */
+	smp_store_release(&offs_config_seq, offs_config_seq + 1);
 }
 
 /*
@@ -140,7 +148,7 @@ static int offs_set_max_stacks(const char *val, const struct kernel_param *kp)
 	lim = offs_max_stacks_limit();
 	if (v > lim) {
 		pr_warn_ratelimited("max_stacks=%u refused: at worst it would pin %llu MiB, more than 1/8 of RAM; at most %u on this machine\n",
-				    v, (u64)v * OFFS_STACK_COST >> 20, lim);
+				    v, (u64)v * offs_stack_cost() >> 20, lim);
 		return -EINVAL;
 	}
 	WRITE_ONCE(offs_max_stacks, v);

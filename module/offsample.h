@@ -154,6 +154,7 @@ struct offs_rec {
 struct offs_gen {
 	struct kref ref;
 	bool retired;			/* swapped out (offs_table_swap()) */
+	unsigned int rrefs;		/* held by group= readers (table lock) */
 	u64 seq;
 	u64 start_real_ns;		/* wall clock at creation */
 	u64 end_real_ns;		/* wall clock when swapped out, or 0 */
@@ -244,12 +245,19 @@ struct offs_stats {
 	atomic64_t drains;
 	atomic64_t resets;
 	atomic64_t swaps_refused;	/* drains/resets over max_retired */
+	atomic64_t group_opens_refused;	/* group= stacks opens over it */
 	atomic64_t open_denied;		/* opens refused for lack of access */
 	atomic64_t threads_throttled;	/* threads readers made to wait */
 	atomic64_t mem_bytes;
 };
 
 extern struct offs_stats offs_stats;
+
+/* Bytes kmalloc() really takes for n (accounting, RAM limits). */
+static inline size_t offs_ksize(size_t n)
+{
+	return offs_kmalloc_size_roundup(n);
+}
 
 /* Single-writer counter update: readers see a whole, recent value. */
 static inline void offs_stat_add(u64 *counter, u64 n)

@@ -189,9 +189,16 @@ enum offs_pin offs_pin_capture(struct task_struct *t, struct offs_sample *s,
 	 * nofault reads only (page faults disabled, fine with IRQs off).
 	 * t->mm cannot change under us: exec needs the thread to run.
 	 */
-	if (s->user && s->uips && s->umm && READ_ONCE(t->mm) == s->umm)
-		s->udepth = offs_umm_walk(s, s->uips, offs_max_udepth(),
-					  &s->utruncated, &s->ufault);
+	if (s->user && s->uips && s->umm && READ_ONCE(t->mm) == s->umm) {
+		if (user_64bit_mode(task_pt_regs(t))) {
+			s->udepth = offs_umm_walk(s, s->uips, offs_max_udepth(),
+						  &s->utruncated, &s->ufault);
+		} else {
+			/* 32-bit code: frames of 4-byte words, the leaf only. */
+			s->uips[0] = s->uip;
+			s->udepth = 1;
+		}
+	}
 
 	/*
 	 * Did it run while we walked its stack?  A run-queue waiter may; a

@@ -477,7 +477,19 @@ static int offs_stacks_open(struct inode *inode, struct file *file)
 	p = offs_stacks_open_priv(file, acc);
 	if (!p)
 		return -ENOMEM;
-	p->it.gen = offs_table_get_current();
+	if (!p->restricted) {
+		p->it.gen = offs_table_get_current();
+		return 0;
+	}
+	/* group= readers: their own bound on old generations kept alive. */
+	p->it.gen = offs_table_get_current_group();
+	if (IS_ERR(p->it.gen)) {
+		int err = PTR_ERR(p->it.gen);
+
+		offs_stacks_free_ns(p);
+		seq_release_private(inode, file);
+		return err;
+	}
 	return 0;
 }
 
@@ -514,7 +526,10 @@ static int offs_stacks_release(struct inode *inode, struct file *file)
 	struct seq_file *m = file->private_data;
 	struct offs_stacks_priv *p = m->private;
 
-	offs_gen_put(p->it.gen);
+	if (p->restricted && !p->drain)
+		offs_table_put_group(p->it.gen);
+	else
+		offs_gen_put(p->it.gen);
 	kvfree(p->files.slots);
 	offs_stacks_free_ns(p);
 	return seq_release_private(inode, file);
@@ -538,6 +553,7 @@ static OFFS_PROC_OPS offs_drain_fops = {
 
 struct offs_threads_priv {
 	struct pid_namespace *ns;
+	bool restricted;		/* a group= reader */
 	unsigned long ips[OFFS_MAX_DEPTH_LIMIT];
 	char sym[KSYM_SYMBOL_LEN];
 };
@@ -548,24 +564,26 @@ struct offs_threads_priv {
  * times per second, with up to a second's worth in a burst, so that
  * reading in a loop cannot become a host-wide CPU sink or keep the
  * threads' wakeups waiting on their pi_lock.  A reader over the rate
- * sleeps (killable) in its own read(2).
+ * sleeps (killable) in its own read(2).  group= readers have a budget of
+ * their own, so that they cannot make root's reads wait.
  */
 static DEFINE_SPINLOCK(offs_tb_lock);
-static u64 offs_tb_next;		/* when the budget is used up, ns */
+static u64 offs_tb_next[2];		/* when a budget is used up, ns */
 
 #define OFFS_TB_MIN_SLEEP	(2 * NSEC_PER_MSEC)
 
-static int offs_threads_throttle(void)
+static int offs_threads_throttle(bool restricted)
 {
 	unsigned int rate = max(READ_ONCE(offs_threads_rate), 1U);
+	u64 *next = &offs_tb_next[restricted];
 	u64 now, wait;
 
 	spin_lock(&offs_tb_lock);
 	now = ktime_get_ns();
-	if (offs_tb_next + NSEC_PER_SEC < now)
-		offs_tb_next = now - NSEC_PER_SEC;
-	offs_tb_next += NSEC_PER_SEC / rate;
-	wait = offs_tb_next > now ? offs_tb_next - now : 0;
+	if (*next + NSEC_PER_SEC < now)
+		*next = now - NSEC_PER_SEC;
+	*next += NSEC_PER_SEC / rate;
+	wait = *next > now ? *next - now : 0;
 	spin_unlock(&offs_tb_lock);
 	/* Short debts are paid by a later, longer sleep. */
 	if (wait < OFFS_TB_MIN_SLEEP)
@@ -637,7 +655,7 @@ static int offs_threads_show(struct seq_file *m, void *v)
 			   "TDNAME", "KSTACK");
 		return 0;
 	}
-	err = offs_threads_throttle();
+	err = offs_threads_throttle(p->restricted);
 	if (err)
 		return err;
 	s.ips = p->ips;
@@ -694,6 +712,7 @@ static int offs_threads_open(struct inode *inode, struct file *file)
 	if (!p)
 		return -ENOMEM;
 	p->ns = offs_file_pid_ns(file);
+	p->restricted = acc != OFFS_ACC_ADMIN;
 	return 0;
 }
 
@@ -776,8 +795,11 @@ static int offs_stats_show(struct seq_file *m, void *v)
 	OFFS_SHOW("drains", atomic64_read(&st->drains));
 	OFFS_SHOW("resets", atomic64_read(&st->resets));
 	OFFS_SHOW("generations_retired", offs_table_retired());
+	OFFS_SHOW("generations_retired_group", offs_table_retired_group());
 	OFFS_SHOW("max_retired", READ_ONCE(offs_max_retired));
 	OFFS_SHOW("swaps_refused", atomic64_read(&st->swaps_refused));
+	OFFS_SHOW("group_opens_refused",
+		  atomic64_read(&st->group_opens_refused));
 	OFFS_SHOW("tick_ns_last", READ_ONCE(st->tick_ns_last));
 	OFFS_SHOW("tick_ns_avg", avg);
 	OFFS_SHOW("tick_ns_max", READ_ONCE(st->tick_ns_max));

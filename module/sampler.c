@@ -101,14 +101,13 @@ static unsigned int offs_snapshot(void)
  */
 #define OFFS_TIME_EVERY	16
 
-static void offs_visit(struct task_struct *t, unsigned int max_depth)
+static void offs_visit(struct task_struct *t, unsigned int max_depth,
+		       unsigned int config_seq)
 {
 	static unsigned int seq;
 	bool timed = !(seq++ % OFFS_TIME_EVERY);
 	u64 t0 = timed ? local_clock() : 0;
 	struct offs_tc_ent *ent = offs_tc_lookup(t);
-	/* Read before the capture: a change meanwhile invalidates it. */
-	unsigned int config_seq = READ_ONCE(offs_config_seq);
 	struct offs_sample s = { .syscall = -1 };
 	enum offs_pin pin;
 	int attempt;
@@ -188,12 +187,18 @@ static void offs_visit(struct task_struct *t, unsigned int max_depth)
 
 static void offs_tick(void)
 {
-	unsigned int n, i, max_depth;
+	unsigned int n, i, max_depth, config_seq;
 	struct cgroup *target;
 	bool kthreads;
 	u64 t0, dt;
 
 	t0 = ktime_get_ns();
+	/*
+	 * The parameters' sequence before the parameters (acquire, pairs with
+	 * offs_config_changed()): captures are cached under it, so one taken
+	 * with a value changed during the tick is not served after it.
+	 */
+	config_seq = smp_load_acquire(&offs_config_seq);
 	max_depth = clamp(READ_ONCE(offs_max_depth), 1U,
 			  (unsigned int)OFFS_MAX_DEPTH_LIMIT);
 	kthreads = READ_ONCE(offs_kthreads);
@@ -211,7 +216,9 @@ static void offs_tick(void)
 			OFFS_STAT_ADD(cgroup_skipped, 1);
 		} else {
 			OFFS_STAT_ADD(threads_visited, 1);
-			offs_visit(t, max_depth);
+			offs_visit(t, max_depth, config_seq);
+			/* An exited process's memory is not kept for the tick. */
+			offs_umm_end_if_orphaned();
 		}
 		put_task_struct(t);
 		if ((i & 63) == 63)

@@ -69,7 +69,7 @@ static const char *offs_sym_find(unsigned long addr)
 
 static void offs_sym_free_str(char *str)
 {
-	atomic64_sub(strlen(str) + 1, &offs_stats.mem_bytes);
+	atomic64_sub(offs_ksize(strlen(str) + 1), &offs_stats.mem_bytes);
 	kfree(str);
 }
 
@@ -175,7 +175,7 @@ int offs_sym_format(unsigned long addr, char *buf, size_t len)
 	/* A reader's read(2) causes it: charged to the reader. */
 	str = kstrdup(tmp, GFP_KERNEL_ACCOUNT);
 	if (str) {
-		atomic64_add(strlen(str) + 1, &offs_stats.mem_bytes);
+		atomic64_add(offs_ksize(strlen(str) + 1), &offs_stats.mem_bytes);
 		down_write(&offs_sym_sem);
 		offs_sym_insert(addr, str);
 		up_write(&offs_sym_sem);

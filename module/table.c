@@ -46,7 +46,14 @@ static unsigned int offs_nstacks;
 
 static struct offs_gen *offs_cur;
 static u64 offs_gen_seq;
-static unsigned int offs_retired;	/* swapped out, not yet released */
+/*
+ * Old generations: swapped out, not yet released (kept alive by open
+ * files), and among them those that group= readers hold (offs_retired_r).
+ * Each class is bounded by max_retired on its own, so that group readers
+ * can never make the administrator's drains fail.
+ */
+static unsigned int offs_retired;
+static unsigned int offs_retired_r;
 static struct kmem_cache *offs_rec_cache;
 
 #define OFFS_BUCKETS_MIN	64U
@@ -107,7 +114,7 @@ static struct offs_stack *offs_stack_get(const struct offs_sample *s, u32 hash)
 	offs_frames_info(st->ips, st->depth, &st->info);
 	hlist_add_head(&st->node, head);
 	offs_nstacks++;
-	offs_mem_add(size);
+	offs_mem_add(offs_ksize(size));
 	return st;
 }
 
@@ -132,7 +139,7 @@ static void offs_stack_put(struct offs_stack *st)
 		return;
 	hlist_del(&st->node);
 	offs_nstacks--;
-	offs_mem_add(-(long)offs_stack_size(st->depth));
+	offs_mem_add(-(long)offs_ksize(offs_stack_size(st->depth)));
 	kfree(st);
 }
 
@@ -144,6 +151,11 @@ unsigned int offs_table_nstacks(void)
 unsigned int offs_table_retired(void)
 {
 	return READ_ONCE(offs_retired);
+}
+
+unsigned int offs_table_retired_group(void)
+{
+	return READ_ONCE(offs_retired_r);
 }
 
 /* ---- generations ---- */
@@ -198,6 +210,7 @@ static void offs_gen_release(struct kref *ref)
 	 * go between batches: it protects the stores the records point to.
 	 */
 	mutex_lock(&offs_table_lock);
+	WARN_ON_ONCE(gen->rrefs);
 	if (gen->retired)
 		offs_retired--;
 	while (!list_empty(&gen->recs)) {
@@ -234,6 +247,39 @@ struct offs_gen *offs_table_get_current(void)
 }
 
 /*
+ * The current generation for a group= reader of stacks, or -EBUSY when
+ * group readers already hold max_retired old generations (the one taken
+ * now becomes old at the next drain or reset).  Release it with
+ * offs_table_put_group().
+ */
+struct offs_gen *offs_table_get_current_group(void)
+{
+	struct offs_gen *gen;
+	unsigned int max = READ_ONCE(offs_max_retired);
+
+	mutex_lock(&offs_table_lock);
+	if (offs_retired_r >= max) {
+		mutex_unlock(&offs_table_lock);
+		atomic64_inc(&offs_stats.group_opens_refused);
+		return ERR_PTR(-EBUSY);
+	}
+	gen = offs_cur;
+	kref_get(&gen->ref);
+	gen->rrefs++;
+	mutex_unlock(&offs_table_lock);
+	return gen;
+}
+
+void offs_table_put_group(struct offs_gen *gen)
+{
+	mutex_lock(&offs_table_lock);
+	if (!--gen->rrefs && gen->retired)
+		offs_retired_r--;
+	mutex_unlock(&offs_table_lock);
+	offs_gen_put(gen);
+}
+
+/*
  * Start a new generation.  With keep, the old one is returned to the
  * caller (who owns its reference); otherwise it is released.  Waits for a
  * tick in progress, so generations hold whole ticks.  On allocation
@@ -257,22 +303,28 @@ struct offs_gen *offs_table_swap(bool keep)
 	/*
 	 * Bound the generations readers keep alive: the old one becomes
 	 * retired if it is handed to a drain, or if readers of "stacks"
-	 * still hold it.  (No reference is taken without offs_table_lock.)
+	 * still hold it.  One held by group= readers counts against their
+	 * own bound (offs_table_get_current_group()), never against this
+	 * one.  (No reference is taken without offs_table_lock.)
 	 */
 	max = READ_ONCE(offs_max_retired);
-	if (offs_retired >= max && (keep || kref_read(&old->ref) > 1)) {
+	if (offs_retired - offs_retired_r >= max && !old->rrefs &&
+	    (keep || kref_read(&old->ref) > 1)) {
 		mutex_unlock(&offs_table_lock);
 		mutex_unlock(&offs_tick_lock);
 		offs_gen_put(new);
 		atomic64_inc(&offs_stats.swaps_refused);
 		pr_warn_ratelimited("offsample: %s refused: %u old generations are still held open by readers (max_retired=%u)\n",
-				    keep ? "drain" : "reset", offs_retired, max);
+				    keep ? "drain" : "reset",
+				    offs_retired - offs_retired_r, max);
 		return ERR_PTR(-EBUSY);
 	}
 	old->end_real_ns = ktime_get_real_ns();
 	old->end_mono_ns = ktime_get_ns();
 	old->retired = true;
 	offs_retired++;
+	if (old->rrefs)
+		offs_retired_r++;
 	new->seq = ++offs_gen_seq;
 	offs_cur = new;
 	mutex_unlock(&offs_table_lock);

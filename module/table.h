@@ -34,10 +34,13 @@ void offs_table_tick_begin(void);
 void offs_table_tick_end(void);
 int offs_table_quiesce(void);
 struct offs_gen *offs_table_get_current(void);
+struct offs_gen *offs_table_get_current_group(void);
+void offs_table_put_group(struct offs_gen *gen);
 struct offs_gen *offs_table_swap(bool keep);
 void offs_gen_put(struct offs_gen *gen);
 unsigned int offs_table_nstacks(void);
 unsigned int offs_table_retired(void);
+unsigned int offs_table_retired_group(void);
 
 /* Reader-side iteration over one generation, in insertion order. */
 struct offs_gen_iter {

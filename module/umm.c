@@ -49,6 +49,17 @@ void offs_umm_end(void)
 }
 
 /*
+ * Leave at once if we are the last user of the current address space (the
+ * process exited meanwhile): holding it would keep its memory, its mapped
+ * files and its executable's write lock until the end of the tick.
+ */
+void offs_umm_end_if_orphaned(void)
+{
+	if (offs_umm_cur && atomic_read(&offs_umm_cur->mm_users) <= 1)
+		offs_umm_end();
+}
+
+/*
  * Enter t's address space; returns it, or NULL if t has none (exiting).
  * Sleeps: get_task_mm() takes task_lock(t) for a moment, and switching
  * the mm is a context switch of our own.

@@ -49,7 +49,8 @@ void offs_upath_put(struct offs_upath *p)
 		return;
 	hlist_del(&p->node);
 	offs_nupaths--;
-	atomic64_sub(sizeof(*p) + p->len + 1, &offs_stats.mem_bytes);
+	atomic64_sub(offs_ksize(sizeof(*p) + p->len + 1),
+		     &offs_stats.mem_bytes);
 	kfree(p);
 }
 
@@ -96,7 +97,7 @@ static struct offs_upath *offs_upath_intern(const struct offs_upath *k,
 	memcpy(p->path, path, len + 1);
 	hlist_add_head(&p->node, head);
 	offs_nupaths++;
-	atomic64_add(sizeof(*p) + len + 1, &offs_stats.mem_bytes);
+	atomic64_add(offs_ksize(sizeof(*p) + len + 1), &offs_stats.mem_bytes);
 	return p;
 }
 
@@ -109,7 +110,7 @@ static struct offs_upath *offs_upath_intern(const struct offs_upath *k,
  * offs_set_root() does the same under fs->lock and fs->seq.
  */
 static struct path offs_init_root;
-static struct fs_struct *offs_root_of;	/* whose root is current */
+static bool offs_root_moved;		/* not at offs_init_root */
 
 static void offs_set_root(const struct path *path)
 {
@@ -126,35 +127,44 @@ static void offs_set_root(const struct path *path)
 	path_put(&old);
 }
 
-/* Resolve paths from t's root from now on (sampler kthread only). */
+/*
+ * Resolve paths from t's root from now on (sampler kthread only, no lock
+ * held).  Compared by path, not by fs_struct: a freed fs_struct's address
+ * may be reused by another process within the tick.  A different root
+ * also empties the memo of resolved files (named from the old root).
+ */
 void offs_root_enter(struct task_struct *t)
 {
-	struct fs_struct *fs = READ_ONCE(t->fs);
+	struct fs_struct *fs;
 	struct path root;
 
-	if (!fs || fs == offs_root_of || !offs_init_root.dentry)
+	if (!offs_init_root.dentry || !READ_ONCE(t->fs))
 		return;
 	/* task_lock() keeps t->fs from going away (exit_fs). */
 	task_lock(t);
 	fs = t->fs;
-	if (fs) {
+	if (fs)
 		get_fs_root(fs, &root);
-		offs_root_of = fs;
-	}
 	task_unlock(t);
 	if (!fs)
 		return;
-	offs_set_root(&root);
+	/* Only this kthread changes its own (private) fs_struct. */
+	if (!path_equal(&root, &current->fs->root)) {
+		offs_upath_memo_clear();
+		offs_set_root(&root);
+		offs_root_moved = true;
+	}
 	path_put(&root);
 }
 
 /* Back to the sampler's own root, so nothing is pinned between ticks. */
 void offs_root_leave(void)
 {
-	if (!offs_root_of)
+	if (!offs_root_moved)
 		return;
+	offs_upath_memo_clear();
 	offs_set_root(&offs_init_root);
-	offs_root_of = NULL;
+	offs_root_moved = false;
 }
 
 /* Called by the sampler kthread when it starts and before it exits. */

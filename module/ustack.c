@@ -57,7 +57,8 @@ void offs_ustack_put(struct offs_ustack *us)
 			offs_upath_put(us->frames[i].path);
 	hlist_del(&us->node);
 	offs_nustacks--;
-	atomic64_sub(offs_ustack_size(us->depth), &offs_stats.mem_bytes);
+	atomic64_sub(offs_ksize(offs_ustack_size(us->depth)),
+		     &offs_stats.mem_bytes);
 	kfree(us);
 }
 
@@ -109,7 +110,8 @@ static struct offs_ustack *offs_ustack_intern(const struct offs_uframe *f,
 			offs_upath_get(f[i].path);
 	hlist_add_head(&us->node, head);
 	offs_nustacks++;
-	atomic64_add(offs_ustack_size(depth), &offs_stats.mem_bytes);
+	atomic64_add(offs_ksize(offs_ustack_size(depth)),
+		     &offs_stats.mem_bytes);
 	return us;
 }
 

@@ -260,7 +260,7 @@ struct offs_wobj *offs_wobj_intern(const char *str,
 	memcpy(w->str, str, len + 1);
 	hlist_add_head(&w->node, head);
 	offs_nwobjs++;
-	atomic64_add(sizeof(*w) + len + 1, &offs_stats.mem_bytes);
+	atomic64_add(offs_ksize(sizeof(*w) + len + 1), &offs_stats.mem_bytes);
 	return w;
 }
 
@@ -277,6 +277,7 @@ void offs_wobj_put(struct offs_wobj *w)
 		return;
 	hlist_del(&w->node);
 	offs_nwobjs--;
-	atomic64_sub(sizeof(*w) + w->len + 1, &offs_stats.mem_bytes);
+	atomic64_sub(offs_ksize(sizeof(*w) + w->len + 1),
+		     &offs_stats.mem_bytes);
 	kfree(w);
 }

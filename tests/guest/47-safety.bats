@@ -65,11 +65,11 @@ sf_start() {
 	offs_load hz=50 key=wobj thread_cache=0
 	sf_start "$out" fdscan
 	sleep 1
-	small=$(tick_cost 3)
+	small=$(tick_cost 2)
 	kill -USR1 "$SF_PID"
 	wait_line "$out" '^big$' 100 "$SF_PID" > /dev/null
 	sleep 0.5
-	big=$(tick_cost 3)
+	big=$(tick_cost 2)
 	echo "tick ns: small table $small, 1M-slot table $big"
 	# Scanning a million slots under the files lock costs ~6x a whole
 	# tick here (measured: 0.61 -> 4.09 ms/tick); one slot costs nothing.
@@ -177,9 +177,10 @@ comm_col() {
 
 @test "race stress: a blocked thread is recorded exactly as blocked, never while it runs" {
 	local out=$BATS_TEST_TMPDIR/race.out f=$BATS_TEST_TMPDIR/d secs
-	secs=$([ "${OFFS_STRESS:-short}" = long ] && echo 120 || echo 15)
+	secs=$([ "${OFFS_STRESS:-short}" = long ] && echo 120 || echo 8)
 	# Pairs of threads handing a token through futexes thousands of
-	# times a second, spinners keeping both CPUs busy, a tick every 2 ms.
+	# times a second, spinners keeping both CPUs busy, a tick every 2 ms
+	# (8 s here, 120 s in the long suite: make stress, test-debug).
 	offs_load hz=500 key=tid
 	sf_start "$out" race $((secs + 5))
 	sleep 1
