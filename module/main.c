@@ -155,57 +155,51 @@ static int offs_set_max_stacks(const char *val, const struct kernel_param *kp)
 	return 0;
 }
 
-static int offs_set_max_depth(const char *val, const struct kernel_param *kp)
+/* A plain number in [min, max]; config: it shapes captures (cache.c). */
+struct offs_range_param {
+	unsigned int *val;
+	unsigned int min;
+	unsigned int max;
+	bool config;
+};
+
+static int offs_set_range(const char *val, const struct kernel_param *kp)
 {
+	const struct offs_range_param *p = kp->arg;
 	unsigned int v;
 
 	if (offs_may_set())
 		return -EPERM;
-	if (offs_parse_uint(val, 1, OFFS_MAX_DEPTH_LIMIT, &v))
+	if (offs_parse_uint(val, p->min, p->max, &v))
 		return -EINVAL;
-	WRITE_ONCE(offs_max_depth, v);
-	offs_config_changed();
+	WRITE_ONCE(*p->val, v);
+	if (p->config)
+		offs_config_changed();
 	return 0;
 }
 
-static int offs_set_max_user_depth(const char *val,
-				   const struct kernel_param *kp)
+static int offs_get_range(char *buf, const struct kernel_param *kp)
 {
-	unsigned int v;
+	const struct offs_range_param *p = kp->arg;
 
-	if (offs_may_set())
-		return -EPERM;
-	if (offs_parse_uint(val, 1, OFFS_MAX_DEPTH_LIMIT, &v))
-		return -EINVAL;
-	WRITE_ONCE(offs_max_user_depth, v);
-	offs_config_changed();
-	return 0;
+	return sprintf(buf, "%u\n", READ_ONCE(*p->val));
 }
 
-static int offs_set_max_retired(const char *val, const struct kernel_param *kp)
-{
-	unsigned int v;
+static struct offs_range_param offs_max_depth_range = {
+	&offs_max_depth, 1, OFFS_MAX_DEPTH_LIMIT, true,
+};
 
-	if (offs_may_set())
-		return -EPERM;
-	if (offs_parse_uint(val, 1, OFFS_RETIRED_MAX, &v))
-		return -EINVAL;
-	WRITE_ONCE(offs_max_retired, v);
-	return 0;
-}
+static struct offs_range_param offs_max_user_depth_range = {
+	&offs_max_user_depth, 1, OFFS_MAX_DEPTH_LIMIT, true,
+};
 
-static int offs_set_threads_rate(const char *val,
-				 const struct kernel_param *kp)
-{
-	unsigned int v;
+static struct offs_range_param offs_max_retired_range = {
+	&offs_max_retired, 1, OFFS_RETIRED_MAX, false,
+};
 
-	if (offs_may_set())
-		return -EPERM;
-	if (offs_parse_uint(val, 1, OFFS_THREADS_RATE_MAX, &v))
-		return -EINVAL;
-	WRITE_ONCE(offs_threads_rate, v);
-	return 0;
-}
+static struct offs_range_param offs_threads_rate_range = {
+	&offs_threads_rate, 1, OFFS_THREADS_RATE_MAX, false,
+};
 
 static int offs_set_cgroup(const char *val, const struct kernel_param *kp)
 {
@@ -360,20 +354,8 @@ static const struct kernel_param_ops offs_max_stacks_ops = {
 	.set = offs_set_max_stacks, .get = param_get_uint,
 };
 
-static const struct kernel_param_ops offs_max_depth_ops = {
-	.set = offs_set_max_depth, .get = param_get_uint,
-};
-
-static const struct kernel_param_ops offs_max_user_depth_ops = {
-	.set = offs_set_max_user_depth, .get = param_get_uint,
-};
-
-static const struct kernel_param_ops offs_max_retired_ops = {
-	.set = offs_set_max_retired, .get = param_get_uint,
-};
-
-static const struct kernel_param_ops offs_threads_rate_ops = {
-	.set = offs_set_threads_rate, .get = param_get_uint,
+static const struct kernel_param_ops offs_range_ops = {
+	.set = offs_set_range, .get = offs_get_range,
 };
 
 static const struct kernel_param_ops offs_cgroup_ops = {
@@ -406,7 +388,7 @@ module_param_cb(hz, &offs_hz_ops, &offs_hz, 0644);
 MODULE_PARM_DESC(hz, "Ticks per second, 1..1000 (default 9)");
 module_param_cb(max_stacks, &offs_max_stacks_ops, &offs_max_stacks, 0644);
 MODULE_PARM_DESC(max_stacks, "Bound on distinct stacks and on records per generation, 16..1048576 (default 8192)");
-module_param_cb(max_depth, &offs_max_depth_ops, &offs_max_depth, 0644);
+module_param_cb(max_depth, &offs_range_ops, &offs_max_depth_range, 0644);
 MODULE_PARM_DESC(max_depth, "Kernel frames kept per stack, 1..128 (default 48)");
 module_param_cb(thread_cache, &offs_thread_cache_ops, &offs_thread_cache, 0644);
 MODULE_PARM_DESC(thread_cache, "Threads remembered so that an unchanged thread is not unwound again, 0..4194304 (default 65536, 0 disables)");
@@ -416,11 +398,11 @@ module_param_cb(key, &offs_key_ops, &offs_key_fields, 0644);
 MODULE_PARM_DESC(key, "Extra aggregation key fields: comma list of pid, tid, tname, wobj (default \"comm\")");
 module_param_cb(user_stacks, &offs_bool_ops, &offs_user_stacks, 0644);
 MODULE_PARM_DESC(user_stacks, "Walk user stacks with frame pointers and map them to files (default 1)");
-module_param_cb(max_user_depth, &offs_max_user_depth_ops, &offs_max_user_depth, 0644);
+module_param_cb(max_user_depth, &offs_range_ops, &offs_max_user_depth_range, 0644);
 MODULE_PARM_DESC(max_user_depth, "User frames kept per stack, 1..128 (default 32)");
-module_param_cb(max_retired, &offs_max_retired_ops, &offs_max_retired, 0644);
+module_param_cb(max_retired, &offs_range_ops, &offs_max_retired_range, 0644);
 MODULE_PARM_DESC(max_retired, "Old generations that open stacks/drain files may keep alive; drains and resets beyond it fail with EBUSY, 1..16 (default 4)");
-module_param_cb(threads_rate, &offs_threads_rate_ops, &offs_threads_rate, 0644);
+module_param_cb(threads_rate, &offs_range_ops, &offs_threads_rate_range, 0644);
 MODULE_PARM_DESC(threads_rate, "Thread stacks the threads file unwinds per second, all readers together, 1..10000000 (default 20000)");
 /* Read-only once loaded: see offs_procfs_set_group(). */
 module_param_cb(group, &offs_group_ops, NULL, 0444);

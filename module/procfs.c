@@ -467,58 +467,52 @@ offs_stacks_open_priv(struct file *file, enum offs_access acc)
 	return p;
 }
 
-static int offs_stacks_open(struct inode *inode, struct file *file)
-{
-	struct offs_stacks_priv *p;
-	int acc = offs_open_access(file, OFFS_ACC_GROUP);
-
-	if (acc < 0)
-		return acc;
-	p = offs_stacks_open_priv(file, acc);
-	if (!p)
-		return -ENOMEM;
-	if (!p->restricted) {
-		p->it.gen = offs_table_get_current();
-		return 0;
-	}
-	/* group= readers: their own bound on old generations kept alive. */
-	p->it.gen = offs_table_get_current_group();
-	if (IS_ERR(p->it.gen)) {
-		int err = PTR_ERR(p->it.gen);
-
-		offs_stacks_free_ns(p);
-		seq_release_private(inode, file);
-		return err;
-	}
-	return 0;
-}
-
 /*
- * Opening drain is the drain: the reader owns the generation it swapped
- * out.  CAP_SYS_ADMIN only: a drain takes the samples away from everyone
- * else (a cron job collecting them, for one).
+ * Open stacks or drain.  Opening drain is the drain: the reader owns the
+ * generation it swapped out.  Drain is CAP_SYS_ADMIN only: it takes the
+ * samples away from everyone else (a cron job collecting them, for one).
+ * group= readers of stacks have their own bound on the old generations
+ * they keep alive (offs_table_get_current_group()).
  */
-static int offs_drain_open(struct inode *inode, struct file *file)
+static int offs_stacks_open_gen(struct inode *inode, struct file *file,
+				bool drain)
 {
 	struct offs_stacks_priv *p;
 	struct offs_gen *gen;
-	int acc = offs_open_access(file, OFFS_ACC_ADMIN);
+	int acc = offs_open_access(file, drain ? OFFS_ACC_ADMIN :
+						 OFFS_ACC_GROUP);
 
 	if (acc < 0)
 		return acc;
 	p = offs_stacks_open_priv(file, acc);
 	if (!p)
 		return -ENOMEM;
-	gen = offs_table_swap(true);
+	if (drain)
+		gen = offs_table_swap(true);
+	else if (p->restricted)
+		gen = offs_table_get_current_group();
+	else
+		gen = offs_table_get_current();
 	if (IS_ERR(gen)) {
 		offs_stacks_free_ns(p);
 		seq_release_private(inode, file);
 		return PTR_ERR(gen);
 	}
-	atomic64_inc(&offs_stats.drains);
+	if (drain)
+		atomic64_inc(&offs_stats.drains);
 	p->it.gen = gen;
-	p->drain = true;
+	p->drain = drain;
 	return 0;
+}
+
+static int offs_stacks_open(struct inode *inode, struct file *file)
+{
+	return offs_stacks_open_gen(inode, file, false);
+}
+
+static int offs_drain_open(struct inode *inode, struct file *file)
+{
+	return offs_stacks_open_gen(inode, file, true);
 }
 
 static int offs_stacks_release(struct inode *inode, struct file *file)

@@ -139,6 +139,15 @@ comm_col() {
 		v = $c; if (c == 8) { v = split($8, f, ";"); if (f[v] == "[truncated]") v-- } print v }' "$3" | sort -u
 }
 
+# window FILE: samples taken from now on (after a change): what was counted
+# before is drained away, then a second's worth goes to FILE.
+window() {
+	sleep 0.3
+	cat $P/drain > /dev/null
+	sleep 1
+	cat $P/drain > "$1"
+}
+
 @test "changing max_depth, user_stacks or key invalidates the thread cache" {
 	local d=$BATS_TEST_TMPDIR
 	offs_load hz=19 key=tid
@@ -147,27 +156,18 @@ comm_col() {
 	cat $P/drain > /dev/null
 	# Sleeping threads are counted from the cache from now on ...
 	echo 2 > $PARAM/max_depth
-	sleep 0.3
-	cat $P/drain > /dev/null
-	sleep 1
-	cat $P/drain > "$d/depth"
+	window "$d/depth"
 	# ... but not with stacks captured under the old max_depth.
 	run -0 comm_col osw-sleep 8 "$d/depth"
 	assert_output "2"
 	echo 48 > $PARAM/max_depth
 	echo 0 > $PARAM/user_stacks
-	sleep 0.3
-	cat $P/drain > /dev/null
-	sleep 1
-	cat $P/drain > "$d/nouser"
+	window "$d/nouser"
 	run -0 comm_col osw-sleep 9 "$d/nouser"
 	assert_equal "$output" "-"
 	echo 1 > $PARAM/user_stacks
 	echo tid,wobj > $PARAM/key
-	sleep 0.3
-	cat $P/drain > /dev/null
-	sleep 1
-	cat $P/drain > "$d/wobj"
+	window "$d/wobj"
 	# The pipe readers' wait object, not just the system call.
 	run -0 comm_col osw-pipe 10 "$d/wobj"
 	assert_line --regexp '^read\(pipe:\[[0-9]+\]\)$'
