@@ -1,0 +1,1006 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ucfi.c - compile a file's .eh_frame into a compact sorted table
+ * (ucfi.h), and look addresses up in it.
+ *
+ * The input is a file any user could have written: every read is bounded
+ * by the buffer it reads from, every count and size by the limits in
+ * ucfi.h, and a record that does not parse is skipped (its range stays
+ * not unwindable) rather than trusted.  What the compiler keeps of the
+ * DWARF call-frame program, per address: the CFA rule (a register, rsp or
+ * rbp, plus an offset; or the standard PLT expression), the rule for rbp,
+ * and whether the return address is at CFA - 8 or undefined (outermost
+ * frame).  Signal trampolines ('S' augmentation) are marked as such.
+ *
+ * Sleeps (allocations with GFP_KERNEL); runs once per file, never with a
+ * sampled task's lock held.
+ */
+#include <linux/kernel.h>
+#include <linux/types.h>
+#include <linux/errno.h>
+#include <linux/slab.h>
+#include <linux/mm.h>
+#include <linux/string.h>
+#include <linux/sort.h>
+#include <linux/elf.h>
+
+#include "ucfi.h"
+
+/* DWARF pointer encodings (DW_EH_PE_*), as used in .eh_frame. */
+#define OFFS_PE_OMIT		0xff
+#define OFFS_PE_FORMAT		0x0f
+#define OFFS_PE_APPL		0x70
+#define OFFS_PE_INDIRECT	0x80
+#define OFFS_PE_ABSPTR		0x00
+#define OFFS_PE_ULEB128		0x01
+#define OFFS_PE_UDATA2		0x02
+#define OFFS_PE_UDATA4		0x03
+#define OFFS_PE_UDATA8		0x04
+#define OFFS_PE_SLEB128		0x09
+#define OFFS_PE_SDATA2		0x0a
+#define OFFS_PE_SDATA4		0x0b
+#define OFFS_PE_SDATA8		0x0c
+#define OFFS_PE_PCREL		0x10
+#define OFFS_PE_DATAREL		0x30
+
+/* DWARF register numbers on x86-64. */
+#define OFFS_DW_RBP		6
+#define OFFS_DW_RSP		7
+#define OFFS_DW_RA		16
+
+/* Call-frame instructions (DW_CFA_*). */
+#define OFFS_CFA_ADVANCE_LOC	0x40
+#define OFFS_CFA_OFFSET		0x80
+#define OFFS_CFA_RESTORE	0xc0
+#define OFFS_CFA_NOP		0x00
+#define OFFS_CFA_SET_LOC	0x01
+#define OFFS_CFA_ADVANCE_LOC1	0x02
+#define OFFS_CFA_ADVANCE_LOC2	0x03
+#define OFFS_CFA_ADVANCE_LOC4	0x04
+#define OFFS_CFA_OFFSET_EXT	0x05
+#define OFFS_CFA_RESTORE_EXT	0x06
+#define OFFS_CFA_UNDEFINED	0x07
+#define OFFS_CFA_SAME_VALUE	0x08
+#define OFFS_CFA_REGISTER	0x09
+#define OFFS_CFA_REMEMBER	0x0a
+#define OFFS_CFA_RESTORE_STATE	0x0b
+#define OFFS_CFA_DEF_CFA	0x0c
+#define OFFS_CFA_DEF_CFA_REG	0x0d
+#define OFFS_CFA_DEF_CFA_OFF	0x0e
+#define OFFS_CFA_DEF_CFA_EXPR	0x0f
+#define OFFS_CFA_EXPRESSION	0x10
+#define OFFS_CFA_OFFSET_EXT_SF	0x11
+#define OFFS_CFA_DEF_CFA_SF	0x12
+#define OFFS_CFA_DEF_CFA_OFF_SF	0x13
+#define OFFS_CFA_VAL_OFFSET	0x14
+#define OFFS_CFA_VAL_OFFSET_SF	0x15
+#define OFFS_CFA_VAL_EXPRESSION	0x16
+#define OFFS_CFA_GNU_ARGS_SIZE	0x2e
+#define OFFS_CFA_GNU_NEG_OFF_EXT 0x2f
+
+#define OFFS_CFI_MAX_PHDRS	64
+#define OFFS_CFI_STATE_STACK	8
+#define OFFS_CFI_CIE_CACHE	4
+
+/* ---- bounded little-endian reading ---- */
+
+struct offs_cur {
+	const u8 *p;
+	const u8 *end;
+	bool err;		/* a read went past end */
+};
+
+static bool offs_cur_need(struct offs_cur *c, size_t n)
+{
+	if (c->err || (size_t)(c->end - c->p) < n) {
+		c->err = true;
+		return false;
+	}
+	return true;
+}
+
+static u64 offs_rd_le(struct offs_cur *c, unsigned int n)
+{
+	u64 v = 0;
+	unsigned int i;
+
+	if (!offs_cur_need(c, n))
+		return 0;
+	for (i = 0; i < n; i++)
+		v |= (u64)c->p[i] << (8 * i);
+	c->p += n;
+	return v;
+}
+
+static u8 offs_rd_u8(struct offs_cur *c)
+{
+	return offs_rd_le(c, 1);
+}
+
+static u64 offs_rd_uleb(struct offs_cur *c)
+{
+	u64 v = 0;
+	unsigned int shift = 0;
+	u8 b;
+
+	do {
+		b = offs_rd_u8(c);
+		if (shift < 64)
+			v |= (u64)(b & 0x7f) << shift;
+		shift += 7;
+	} while ((b & 0x80) && !c->err && shift < 70);
+	if (b & 0x80)
+		c->err = true;	/* longer than any 64-bit value */
+	return v;
+}
+
+static s64 offs_rd_sleb(struct offs_cur *c)
+{
+	u64 v = 0;
+	unsigned int shift = 0;
+	u8 b;
+
+	do {
+		b = offs_rd_u8(c);
+		if (shift < 64)
+			v |= (u64)(b & 0x7f) << shift;
+		shift += 7;
+	} while ((b & 0x80) && !c->err && shift < 70);
+	if (b & 0x80)
+		c->err = true;
+	else if (shift < 64 && (b & 0x40))
+		v |= ~0ULL << shift;
+	return (s64)v;
+}
+
+static void offs_cur_skip(struct offs_cur *c, u64 n)
+{
+	if (!offs_cur_need(c, n))
+		return;
+	c->p += n;
+}
+
+/*
+ * A pointer in encoding enc at c.  vaddr is the virtual address of the
+ * first byte of the buffer c reads from (for pc-relative pointers);
+ * datarel is the base of data-relative ones.  Returns false on an
+ * encoding we do not follow (indirect, text- or function-relative).
+ */
+static bool offs_rd_ptr(struct offs_cur *c, u8 enc, const u8 *base,
+			u64 vaddr, u64 datarel, u64 *out)
+{
+	u64 field = vaddr + (c->p - base), v;
+
+	if (enc == OFFS_PE_OMIT || (enc & OFFS_PE_INDIRECT))
+		return false;
+	switch (enc & OFFS_PE_FORMAT) {
+	case OFFS_PE_ABSPTR:
+	case OFFS_PE_UDATA8:
+	case OFFS_PE_SDATA8:
+		v = offs_rd_le(c, 8);
+		break;
+	case OFFS_PE_UDATA4:
+		v = offs_rd_le(c, 4);
+		break;
+	case OFFS_PE_SDATA4:
+		v = (u64)(s64)(s32)offs_rd_le(c, 4);
+		break;
+	case OFFS_PE_UDATA2:
+		v = offs_rd_le(c, 2);
+		break;
+	case OFFS_PE_SDATA2:
+		v = (u64)(s64)(s16)offs_rd_le(c, 2);
+		break;
+	case OFFS_PE_ULEB128:
+		v = offs_rd_uleb(c);
+		break;
+	case OFFS_PE_SLEB128:
+		v = (u64)offs_rd_sleb(c);
+		break;
+	default:
+		return false;
+	}
+	switch (enc & OFFS_PE_APPL) {
+	case 0:
+		break;
+	case OFFS_PE_PCREL:
+		v += field;
+		break;
+	case OFFS_PE_DATAREL:
+		v += datarel;
+		break;
+	default:
+		return false;
+	}
+	*out = v;
+	return !c->err;
+}
+
+/* ---- the call-frame program ---- */
+
+enum offs_reg_how { OFFS_R_SAME, OFFS_R_UNDEF, OFFS_R_AT_CFA, OFFS_R_OTHER };
+
+struct offs_reg_rule {
+	u8 how;
+	s64 off;		/* OFFS_R_AT_CFA: saved at CFA + off */
+};
+
+struct offs_cfa_state {
+	u64 cfa_reg;
+	s64 cfa_off;
+	bool cfa_expr;
+	int plt;		/* the PLT expression's threshold, or -1 */
+	struct offs_reg_rule bp;
+	struct offs_reg_rule ra;
+};
+
+struct offs_cie {
+	u32 off;		/* in .eh_frame, for the cache */
+	u64 code_align;
+	s64 data_align;
+	u64 ra_reg;
+	u8 fde_enc;
+	bool has_aug_data;	/* 'z': FDEs carry augmentation data */
+	bool signal;		/* 'S' */
+	const u8 *insns, *insns_end;
+	struct offs_cfa_state init;
+};
+
+/*
+ * DW_OP sequence of the standard x86-64 PLT CFA:
+ *   rsp + 8 + ((rip & 15) >= N ? 8 : 0)
+ * as breg7 8, breg16 0, lit15, and, litN, ge, lit3, shl, plus.  Returns N,
+ * or -1 for anything else.
+ */
+static int offs_plt_expr(const u8 *e, u64 len)
+{
+	static const u8 head[] = { 0x77, 0x08, 0x80, 0x00, 0x3f, 0x1a };
+	static const u8 tail[] = { 0x2a, 0x33, 0x24, 0x22 };
+
+	if (len != sizeof(head) + 1 + sizeof(tail) ||
+	    memcmp(e, head, sizeof(head)) ||
+	    memcmp(e + sizeof(head) + 1, tail, sizeof(tail)))
+		return -1;
+	if (e[sizeof(head)] < 0x30 || e[sizeof(head)] > 0x3f)	/* lit0..15 */
+		return -1;
+	return e[sizeof(head)] - 0x30;
+}
+
+static struct offs_reg_rule *offs_reg_of(struct offs_cfa_state *s, u64 reg)
+{
+	if (reg == OFFS_DW_RBP)
+		return &s->bp;
+	if (reg == OFFS_DW_RA)
+		return &s->ra;
+	return NULL;
+}
+
+/* A growable array of rows while building. */
+struct offs_row {
+	u32 pc;
+	u16 rule;
+	u16 gap;		/* a marker at the end of an FDE: loses ties */
+};
+
+struct offs_builder {
+	struct offs_row *rows;
+	u32 nrows, cap;
+	struct offs_cfi_rule *rules;
+	u32 nrules, rules_cap;
+	u16 *hash;		/* rule indexes + 1, 0 empty */
+	u32 hash_size;		/* power of two */
+	bool full;		/* a bound was hit */
+};
+
+static void *offs_cfi_alloc(size_t n, size_t size)
+{
+	return kvmalloc_array(n, size, GFP_KERNEL | __GFP_NOWARN);
+}
+
+static bool offs_grow(void **arr, u32 *cap, u32 used, size_t size, u32 max)
+{
+	u32 ncap;
+	void *n;
+
+	if (used < *cap)
+		return true;
+	if (*cap >= max)
+		return false;
+	ncap = *cap ? min(*cap * 2, max) : 256;
+	n = offs_cfi_alloc(ncap, size);
+	if (!n)
+		return false;
+	if (*arr)
+		memcpy(n, *arr, (size_t)used * size);
+	kvfree(*arr);
+	*arr = n;
+	*cap = ncap;
+	return true;
+}
+
+static u32 offs_rule_hash(const struct offs_cfi_rule *r)
+{
+	u32 h = r->kind | (u32)r->bp << 8 | (u32)(u16)r->bp_off << 16;
+
+	h ^= (u32)r->cfa_off * 0x9e3779b1U;
+	return h * 0x85ebca6bU;
+}
+
+static bool offs_rule_eq(const struct offs_cfi_rule *a,
+			 const struct offs_cfi_rule *b)
+{
+	return a->kind == b->kind && a->bp == b->bp &&
+	       a->bp_off == b->bp_off && a->cfa_off == b->cfa_off;
+}
+
+static bool offs_hash_rebuild(struct offs_builder *b, u32 size)
+{
+	u16 *h = offs_cfi_alloc(size, sizeof(*h));
+	u32 i, j;
+
+	if (!h)
+		return false;
+	memset(h, 0, size * sizeof(*h));
+	for (i = 0; i < b->nrules; i++) {
+		for (j = offs_rule_hash(&b->rules[i]) & (size - 1); h[j];
+		     j = (j + 1) & (size - 1))
+			;
+		h[j] = i + 1;
+	}
+	kvfree(b->hash);
+	b->hash = h;
+	b->hash_size = size;
+	return true;
+}
+
+/* The index of rule r in the table of distinct rules, or -1 (bound). */
+static int offs_rule_index(struct offs_builder *b, const struct offs_cfi_rule *r)
+{
+	u32 j;
+
+	if (b->nrules * 2 >= b->hash_size &&
+	    !offs_hash_rebuild(b, b->hash_size ? b->hash_size * 2 : 1024))
+		return -1;
+	for (j = offs_rule_hash(r) & (b->hash_size - 1); b->hash[j];
+	     j = (j + 1) & (b->hash_size - 1))
+		if (offs_rule_eq(&b->rules[b->hash[j] - 1], r))
+			return b->hash[j] - 1;
+	if (b->nrules >= OFFS_CFI_MAX_RULES ||
+	    !offs_grow((void **)&b->rules, &b->rules_cap, b->nrules,
+		       sizeof(*b->rules), OFFS_CFI_MAX_RULES))
+		return -1;
+	b->rules[b->nrules] = *r;
+	b->hash[j] = ++b->nrules;
+	return b->nrules - 1;
+}
+
+/* What an unwinder needs of a state. */
+static void offs_rule_of(const struct offs_cie *cie,
+			 const struct offs_cfa_state *s, struct offs_cfi_rule *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->kind = OFFS_CFI_INVALID;
+	if (cie->signal) {
+		r->kind = OFFS_CFI_SIGNAL;
+		return;
+	}
+	if (s->ra.how == OFFS_R_UNDEF) {
+		r->kind = OFFS_CFI_STOP;
+		return;
+	}
+	if (s->cfa_expr) {
+		if (s->plt >= 0 && s->ra.how == OFFS_R_AT_CFA &&
+		    s->ra.off == -8) {
+			r->kind = OFFS_CFI_PLT;
+			r->cfa_off = s->plt;
+		}
+		return;
+	}
+	if (s->ra.how != OFFS_R_AT_CFA || s->ra.off != -8 ||
+	    s->cfa_off < S32_MIN || s->cfa_off > S32_MAX)
+		return;
+	if (s->cfa_reg == OFFS_DW_RSP)
+		r->kind = OFFS_CFI_CFA_SP;
+	else if (s->cfa_reg == OFFS_DW_RBP)
+		r->kind = OFFS_CFI_CFA_BP;
+	else
+		return;
+	r->cfa_off = s->cfa_off;
+	switch (s->bp.how) {
+	case OFFS_R_SAME:
+		r->bp = OFFS_CFI_BP_SAME;
+		break;
+	case OFFS_R_AT_CFA:
+		if (s->bp.off >= S16_MIN && s->bp.off <= S16_MAX) {
+			r->bp = OFFS_CFI_BP_CFA;
+			r->bp_off = s->bp.off;
+			break;
+		}
+		fallthrough;
+	default:
+		r->bp = OFFS_CFI_BP_UNKNOWN;
+		break;
+	}
+}
+
+static void offs_emit(struct offs_builder *b, u64 pc, int rule, bool gap)
+{
+	struct offs_row *row;
+
+	if (rule < 0 || pc > U32_MAX) {
+		b->full = b->full || rule < 0;
+		return;
+	}
+	/* A later state for the same address replaces the earlier one. */
+	if (!gap && b->nrows && !b->rows[b->nrows - 1].gap &&
+	    b->rows[b->nrows - 1].pc == pc) {
+		b->rows[b->nrows - 1].rule = rule;
+		return;
+	}
+	if (!offs_grow((void **)&b->rows, &b->cap, b->nrows, sizeof(*b->rows),
+		       OFFS_CFI_MAX_ROWS)) {
+		b->full = true;
+		return;
+	}
+	row = &b->rows[b->nrows++];
+	row->pc = pc;
+	row->rule = rule;
+	row->gap = gap;
+}
+
+static void offs_emit_state(struct offs_builder *b, const struct offs_cie *cie,
+			    const struct offs_cfa_state *s, u64 pc)
+{
+	struct offs_cfi_rule r;
+
+	offs_rule_of(cie, s, &r);
+	offs_emit(b, pc, offs_rule_index(b, &r), false);
+}
+
+/*
+ * Run call-frame instructions [c->p, c->end).  With b (an FDE's program),
+ * rows are emitted for [*loc, end); without (a CIE's initial
+ * instructions) the state is only computed.  Returns false on anything
+ * malformed or not understood in a way that matters.
+ */
+static bool offs_run(struct offs_builder *b, const struct offs_cie *cie,
+		     struct offs_cur *c, struct offs_cfa_state *s, u64 *loc,
+		     u64 end, const u8 *base, u64 vaddr)
+{
+	struct offs_cfa_state stack[OFFS_CFI_STATE_STACK];
+	unsigned int depth = 0;
+	struct offs_reg_rule *rr;
+	u64 reg, delta, len, next;
+	s64 off;
+	u8 op;
+
+	while (c->p < c->end && !c->err) {
+		op = offs_rd_u8(c);
+		delta = 0;
+		switch (op & 0xc0) {
+		case OFFS_CFA_ADVANCE_LOC:
+			delta = op & 0x3f;
+			goto advance;
+		case OFFS_CFA_OFFSET:
+			reg = op & 0x3f;
+			off = (s64)offs_rd_uleb(c) * cie->data_align;
+			goto offset;
+		case OFFS_CFA_RESTORE:
+			reg = op & 0x3f;
+			goto restore;
+		}
+		switch (op) {
+		case OFFS_CFA_NOP:
+		case OFFS_CFA_GNU_ARGS_SIZE:
+			if (op == OFFS_CFA_GNU_ARGS_SIZE)
+				offs_rd_uleb(c);
+			break;
+		case OFFS_CFA_SET_LOC:
+			if (!offs_rd_ptr(c, cie->fde_enc, base, vaddr, 0, &next) ||
+			    next < *loc)
+				return false;
+			if (b && *loc < end)
+				offs_emit_state(b, cie, s, *loc);
+			*loc = next;
+			break;
+		case OFFS_CFA_ADVANCE_LOC1:
+			delta = offs_rd_le(c, 1);
+			goto advance;
+		case OFFS_CFA_ADVANCE_LOC2:
+			delta = offs_rd_le(c, 2);
+			goto advance;
+		case OFFS_CFA_ADVANCE_LOC4:
+			delta = offs_rd_le(c, 4);
+			goto advance;
+		case OFFS_CFA_OFFSET_EXT:
+			reg = offs_rd_uleb(c);
+			off = (s64)offs_rd_uleb(c) * cie->data_align;
+			goto offset;
+		case OFFS_CFA_OFFSET_EXT_SF:
+			reg = offs_rd_uleb(c);
+			off = offs_rd_sleb(c) * cie->data_align;
+			goto offset;
+		case OFFS_CFA_GNU_NEG_OFF_EXT:
+			reg = offs_rd_uleb(c);
+			off = -(s64)offs_rd_uleb(c) * cie->data_align;
+			goto offset;
+		case OFFS_CFA_RESTORE_EXT:
+			reg = offs_rd_uleb(c);
+			goto restore;
+		case OFFS_CFA_UNDEFINED:
+		case OFFS_CFA_SAME_VALUE:
+			rr = offs_reg_of(s, offs_rd_uleb(c));
+			if (rr) {
+				rr->how = op == OFFS_CFA_UNDEFINED ?
+					  OFFS_R_UNDEF : OFFS_R_SAME;
+				rr->off = 0;
+			}
+			break;
+		case OFFS_CFA_REGISTER:
+			rr = offs_reg_of(s, offs_rd_uleb(c));
+			offs_rd_uleb(c);
+			if (rr)
+				rr->how = OFFS_R_OTHER;
+			break;
+		case OFFS_CFA_VAL_OFFSET:
+		case OFFS_CFA_VAL_OFFSET_SF:
+			rr = offs_reg_of(s, offs_rd_uleb(c));
+			if (op == OFFS_CFA_VAL_OFFSET)
+				offs_rd_uleb(c);
+			else
+				offs_rd_sleb(c);
+			if (rr)
+				rr->how = OFFS_R_OTHER;
+			break;
+		case OFFS_CFA_EXPRESSION:
+		case OFFS_CFA_VAL_EXPRESSION:
+			rr = offs_reg_of(s, offs_rd_uleb(c));
+			offs_cur_skip(c, offs_rd_uleb(c));
+			if (rr)
+				rr->how = OFFS_R_OTHER;
+			break;
+		case OFFS_CFA_REMEMBER:
+			if (depth == OFFS_CFI_STATE_STACK)
+				return false;
+			stack[depth++] = *s;
+			break;
+		case OFFS_CFA_RESTORE_STATE:
+			if (!depth)
+				return false;
+			/* The CFA is part of the state since DWARF 3. */
+			*s = stack[--depth];
+			break;
+		case OFFS_CFA_DEF_CFA:
+			s->cfa_reg = offs_rd_uleb(c);
+			s->cfa_off = offs_rd_uleb(c);
+			s->cfa_expr = false;
+			break;
+		case OFFS_CFA_DEF_CFA_SF:
+			s->cfa_reg = offs_rd_uleb(c);
+			s->cfa_off = offs_rd_sleb(c) * cie->data_align;
+			s->cfa_expr = false;
+			break;
+		case OFFS_CFA_DEF_CFA_REG:
+			s->cfa_reg = offs_rd_uleb(c);
+			s->cfa_expr = false;
+			break;
+		case OFFS_CFA_DEF_CFA_OFF:
+			s->cfa_off = offs_rd_uleb(c);
+			break;
+		case OFFS_CFA_DEF_CFA_OFF_SF:
+			s->cfa_off = offs_rd_sleb(c) * cie->data_align;
+			break;
+		case OFFS_CFA_DEF_CFA_EXPR:
+			len = offs_rd_uleb(c);
+			if (!offs_cur_need(c, len))
+				return false;
+			s->cfa_expr = true;
+			s->plt = offs_plt_expr(c->p, len);
+			c->p += len;
+			break;
+		default:
+			return false;	/* not an x86-64 .eh_frame opcode */
+		}
+		continue;
+advance:
+		if (b && *loc < end)
+			offs_emit_state(b, cie, s, *loc);
+		*loc += delta * cie->code_align;
+		continue;
+offset:
+		rr = offs_reg_of(s, reg);
+		if (rr) {
+			rr->how = OFFS_R_AT_CFA;
+			rr->off = off;
+		}
+		continue;
+restore:
+		/* Back to what the CIE's initial instructions said. */
+		rr = offs_reg_of(s, reg);
+		if (rr)
+			*rr = reg == OFFS_DW_RBP ? cie->init.bp : cie->init.ra;
+		continue;
+	}
+	return !c->err;
+}
+
+/*
+ * Parse the CIE at offset off of eh (length already read: the record is
+ * [body, end)).
+ */
+static bool offs_parse_cie(struct offs_cie *cie, const u8 *eh, u64 eh_vaddr,
+			   const u8 *body, const u8 *end)
+{
+	struct offs_cur c = { .p = body, .end = end };
+	const u8 *aug, *aug_end;
+	u64 aug_len;
+	u8 version;
+
+	memset(&cie->init, 0, sizeof(cie->init));
+	cie->init.plt = -1;
+	cie->init.bp.how = OFFS_R_SAME;
+	cie->init.ra.how = OFFS_R_SAME;
+	cie->fde_enc = OFFS_PE_ABSPTR;
+	cie->signal = false;
+	cie->has_aug_data = false;
+	version = offs_rd_u8(&c);
+	if (version != 1 && version != 3 && version != 4)
+		return false;
+	aug = c.p;
+	while (c.p < c.end && *c.p)
+		c.p++;
+	if (!offs_cur_need(&c, 1))
+		return false;
+	aug_end = c.p++;
+	if (version == 4) {
+		/* address_size, segment_selector_size */
+		if (offs_rd_u8(&c) != 8 || offs_rd_u8(&c) != 0)
+			return false;
+	}
+	cie->code_align = offs_rd_uleb(&c);
+	cie->data_align = offs_rd_sleb(&c);
+	cie->ra_reg = version == 1 ? offs_rd_u8(&c) : offs_rd_uleb(&c);
+	if (cie->ra_reg != OFFS_DW_RA || !cie->code_align)
+		return false;
+	if (aug < aug_end && *aug == 'z') {
+		cie->has_aug_data = true;
+		aug_len = offs_rd_uleb(&c);
+		if (!offs_cur_need(&c, aug_len))
+			return false;
+		end = c.p + aug_len;	/* the augmentation data */
+		for (aug++; aug < aug_end; aug++) {
+			struct offs_cur a = { .p = c.p, .end = end };
+			u64 ignored;
+			u8 enc;
+
+			switch (*aug) {
+			case 'R':
+				cie->fde_enc = offs_rd_u8(&a);
+				break;
+			case 'L':
+				offs_rd_u8(&a);
+				break;
+			case 'P':
+				enc = offs_rd_u8(&a);
+				/* An unknown personality encoding: skip the rest. */
+				if (!offs_rd_ptr(&a, enc & ~OFFS_PE_INDIRECT, eh,
+						 eh_vaddr, 0, &ignored))
+					a.p = end;
+				break;
+			case 'S':
+				cie->signal = true;
+				continue;
+			default:
+				a.p = end;	/* unknown: the rest is skipped */
+				break;
+			}
+			if (a.err)
+				return false;
+			c.p = a.p;
+		}
+		c.p = end;
+	} else if (aug < aug_end) {
+		return false;	/* "eh" and other pre-z augmentations */
+	}
+	cie->insns = c.p;
+	return !c.err;
+}
+
+/* ---- the file ---- */
+
+struct offs_elf {
+	u64 eh_vaddr;		/* .eh_frame */
+	u64 eh_off;
+	u64 eh_len;		/* what can be read of it */
+};
+
+static int offs_find_eh_frame(const struct offs_cfi_src *src,
+			      struct offs_elf *elf)
+{
+	struct elf64_phdr *ph = NULL, *hdr = NULL, *load = NULL;
+	u8 fixed[4 + 8];
+	struct elf64_hdr eh;
+	struct offs_cur c;
+	unsigned int i;
+	u64 ptr, span;
+	int err;
+
+	if (src->size < sizeof(eh))
+		return -ENOEXEC;
+	err = src->read(src->ctx, 0, &eh, sizeof(eh));
+	if (err)
+		return err;
+	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_ident[EI_DATA] != ELFDATA2LSB ||
+	    eh.e_machine != EM_X86_64 ||
+	    eh.e_phentsize != sizeof(*ph) ||
+	    !eh.e_phnum || eh.e_phnum > OFFS_CFI_MAX_PHDRS ||
+	    eh.e_phoff > src->size ||
+	    src->size - eh.e_phoff < (u64)eh.e_phnum * sizeof(*ph))
+		return -ENOEXEC;
+	ph = offs_cfi_alloc(eh.e_phnum, sizeof(*ph));
+	if (!ph)
+		return -ENOMEM;
+	err = src->read(src->ctx, eh.e_phoff, ph, eh.e_phnum * sizeof(*ph));
+	if (err)
+		goto out;
+	err = -ENOENT;
+	for (i = 0; i < eh.e_phnum; i++)
+		if (ph[i].p_type == PT_GNU_EH_FRAME)
+			hdr = &ph[i];
+	if (!hdr || hdr->p_filesz < sizeof(fixed) ||
+	    hdr->p_offset > src->size - sizeof(fixed))
+		goto out;
+	err = src->read(src->ctx, hdr->p_offset, fixed, sizeof(fixed));
+	if (err)
+		goto out;
+	/* .eh_frame_hdr: version 1, then the encoding of eh_frame_ptr. */
+	err = -ENOEXEC;
+	c.p = fixed + 4;
+	c.end = fixed + sizeof(fixed);
+	c.err = false;
+	if (fixed[0] != 1 ||
+	    !offs_rd_ptr(&c, fixed[1], fixed, hdr->p_vaddr, hdr->p_vaddr, &ptr))
+		goto out;
+	/* The loadable segment that holds .eh_frame says where it is. */
+	for (i = 0; i < eh.e_phnum; i++)
+		if (ph[i].p_type == PT_LOAD && ptr >= ph[i].p_vaddr &&
+		    ptr - ph[i].p_vaddr < ph[i].p_filesz)
+			load = &ph[i];
+	if (!load || load->p_offset > src->size)
+		goto out;
+	elf->eh_vaddr = ptr;
+	elf->eh_off = ptr - load->p_vaddr + load->p_offset;
+	span = load->p_filesz - (ptr - load->p_vaddr);
+	if (elf->eh_off > src->size)
+		goto out;
+	elf->eh_len = min3(span, src->size - elf->eh_off,
+			   (u64)OFFS_CFI_MAX_EH_FRAME);
+	err = 0;
+out:
+	kvfree(ph);
+	return err;
+}
+
+static struct offs_cie *offs_cie_of(struct offs_cie *cache, unsigned int *n,
+				    const u8 *eh, u64 eh_len, u64 eh_vaddr,
+				    u64 off)
+{
+	struct offs_cur c = { .p = eh + off, .end = eh + eh_len };
+	struct offs_cie *cie;
+	u64 len, id, loc = 0;
+	unsigned int i;
+	const u8 *body;
+
+	for (i = 0; i < *n; i++)
+		if (cache[i].off == off)
+			return &cache[i];
+	if (off >= eh_len)
+		return NULL;
+	len = offs_rd_le(&c, 4);
+	if (len == 0xffffffff)
+		len = offs_rd_le(&c, 8);
+	if (c.err || len < 4 || len > (u64)(c.end - c.p))
+		return NULL;
+	body = c.p;
+	id = offs_rd_le(&c, 4);
+	if (id != 0)
+		return NULL;
+	/* Replace the oldest entry once the cache is full. */
+	i = *n < OFFS_CFI_CIE_CACHE ? (*n)++ : off % OFFS_CFI_CIE_CACHE;
+	cie = &cache[i];
+	cie->off = U32_MAX;
+	if (!offs_parse_cie(cie, eh, eh_vaddr, c.p, body + len))
+		return NULL;
+	cie->insns_end = body + len;
+	c.p = cie->insns;
+	c.end = cie->insns_end;
+	if (!offs_run(NULL, cie, &c, &cie->init, &loc, 0, eh, eh_vaddr))
+		return NULL;
+	cie->off = off;
+	return cie;
+}
+
+/* One FDE, [p, end) after its CIE pointer, compiled into b. */
+static void offs_compile_fde(struct offs_builder *b, const struct offs_cie *cie,
+			     const u8 *p, const u8 *end, const u8 *eh,
+			     u64 eh_vaddr)
+{
+	static const struct offs_cfi_rule invalid = { .kind = OFFS_CFI_INVALID };
+	struct offs_cur f = { .p = p, .end = end };
+	struct offs_cfa_state s;
+	u64 pc, range, loc;
+
+	if (!offs_rd_ptr(&f, cie->fde_enc, eh, eh_vaddr, 0, &pc) ||
+	    !offs_rd_ptr(&f, cie->fde_enc & OFFS_PE_FORMAT, eh, eh_vaddr, 0,
+			 &range) ||
+	    !range || pc > U32_MAX || range > U32_MAX - pc)
+		return;
+	if (cie->has_aug_data)
+		offs_cur_skip(&f, offs_rd_uleb(&f));
+	if (f.err)
+		return;
+	s = cie->init;
+	loc = pc;
+	if (offs_run(b, cie, &f, &s, &loc, pc + range, eh, eh_vaddr) &&
+	    loc < pc + range)
+		offs_emit_state(b, cie, &s, loc);
+	/* After the function nothing unwinds, unless another FDE starts there. */
+	offs_emit(b, pc + range, offs_rule_index(b, &invalid), true);
+}
+
+/* Compile every FDE of .eh_frame (eh, eh_len bytes at eh_vaddr) into b. */
+static void offs_compile(struct offs_builder *b, const u8 *eh, u64 eh_len,
+			 u64 eh_vaddr)
+{
+	struct offs_cie cache[OFFS_CFI_CIE_CACHE];
+	struct offs_cur c = { .p = eh, .end = eh + eh_len };
+	unsigned int ncache = 0;
+	struct offs_cie *cie;
+	const u8 *body, *end;
+	u64 len, id;
+
+	while (c.p < c.end && !b->full) {
+		len = offs_rd_le(&c, 4);
+		if (len == 0xffffffff)
+			len = offs_rd_le(&c, 8);
+		if (c.err || len == 0)
+			break;		/* the terminator, or the end */
+		if (len > (u64)(c.end - c.p) || len < 4)
+			break;
+		body = c.p;
+		end = body + len;
+		id = offs_rd_le(&c, 4);
+		if (id == 0) {		/* a CIE: parsed when an FDE needs it */
+			c.p = end;
+			continue;
+		}
+		/* The CIE pointer is relative to where it is stored. */
+		if (id > (u64)(body - eh)) {
+			c.p = end;
+			continue;
+		}
+		cie = offs_cie_of(cache, &ncache, eh, eh_len, eh_vaddr,
+				  (body - eh) - id);
+		if (!cie) {
+			c.p = end;
+			continue;
+		}
+		offs_compile_fde(b, cie, c.p, end, eh, eh_vaddr);
+		c.p = end;
+	}
+}
+
+static int offs_row_cmp(const void *a, const void *b)
+{
+	const struct offs_row *x = a, *y = b;
+
+	if (x->pc != y->pc)
+		return x->pc < y->pc ? -1 : 1;
+	return (int)x->gap - (int)y->gap;	/* real rows first */
+}
+
+/* Sort, keep one row per address (a real one over a gap marker), merge runs. */
+static int offs_finish(struct offs_builder *b, struct offs_cfi_table **out)
+{
+	struct offs_cfi_table *t;
+	u32 i, n = 0;
+	int last = -1;
+
+	sort(b->rows, b->nrows, sizeof(*b->rows), offs_row_cmp, NULL);
+	t = kzalloc(sizeof(*t), GFP_KERNEL);
+	if (!t)
+		return -ENOMEM;
+	t->pcs = offs_cfi_alloc(max(b->nrows, 1U), sizeof(*t->pcs));
+	t->rule_idx = offs_cfi_alloc(max(b->nrows, 1U), sizeof(*t->rule_idx));
+	t->rules = offs_cfi_alloc(max(b->nrules, 1U), sizeof(*t->rules));
+	if (!t->pcs || !t->rule_idx || !t->rules) {
+		offs_cfi_free(t);
+		return -ENOMEM;
+	}
+	for (i = 0; i < b->nrows; i++) {
+		/* Sorted: the first row of each address is the one that counts. */
+		if (i && b->rows[i - 1].pc == b->rows[i].pc)
+			continue;
+		if (b->rows[i].rule == last)
+			continue;
+		t->pcs[n] = b->rows[i].pc;
+		t->rule_idx[n] = b->rows[i].rule;
+		last = b->rows[i].rule;
+		n++;
+	}
+	if (b->nrules)
+		memcpy(t->rules, b->rules, b->nrules * sizeof(*t->rules));
+	t->nrows = n;
+	t->nrules = b->nrules;
+	t->bytes = sizeof(*t) + (size_t)n * (sizeof(*t->pcs) +
+					      sizeof(*t->rule_idx)) +
+		   (size_t)b->nrules * sizeof(*t->rules);
+	*out = t;
+	return 0;
+}
+
+/*
+ * Compile the .eh_frame of the ELF file src into a table (*out, free with
+ * offs_cfi_free()).  Returns 0, -ENOEXEC (not an x86-64 ELF file with
+ * PT_GNU_EH_FRAME), -ENOENT (no .eh_frame_hdr), -E2BIG (a bound of
+ * ucfi.h was hit: the table would be incomplete), -ENOMEM or the read
+ * callback's error.
+ */
+int offs_cfi_build(const struct offs_cfi_src *src, struct offs_cfi_table **out)
+{
+	struct offs_builder b = { 0 };
+	struct offs_elf elf;
+	u8 *eh;
+	int err;
+
+	*out = NULL;
+	err = offs_find_eh_frame(src, &elf);
+	if (err)
+		return err;
+	eh = offs_cfi_alloc(max(elf.eh_len, 1ULL), 1);
+	if (!eh)
+		return -ENOMEM;
+	err = src->read(src->ctx, elf.eh_off, eh, elf.eh_len);
+	if (!err) {
+		offs_compile(&b, eh, elf.eh_len, elf.eh_vaddr);
+		err = b.full ? -E2BIG : offs_finish(&b, out);
+	}
+	kvfree(eh);
+	kvfree(b.rows);
+	kvfree(b.rules);
+	kvfree(b.hash);
+	return err;
+}
+
+void offs_cfi_free(struct offs_cfi_table *t)
+{
+	if (!t)
+		return;
+	kvfree(t->pcs);
+	kvfree(t->rule_idx);
+	kvfree(t->rules);
+	kfree(t);
+}
+
+/* The rule for address pc (an ELF virtual address), or NULL: not covered. */
+const struct offs_cfi_rule *offs_cfi_lookup(const struct offs_cfi_table *t,
+					    u64 pc)
+{
+	u32 lo = 0, hi = t->nrows, mid;
+
+	if (pc > U32_MAX)
+		return NULL;
+	/* The last row at or before pc. */
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (t->pcs[mid] <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	return &t->rules[t->rule_idx[lo - 1]];
+}

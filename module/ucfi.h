@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * ucfi.h - user-space call-frame information compiled into compact tables.
+ *
+ * Every x86-64 ELF file carries DWARF call-frame information in .eh_frame
+ * (found through PT_GNU_EH_FRAME).  Interpreting it for every frame of
+ * every sample would be slow, so each file's CFI is compiled once into a
+ * sorted table: for each address range, one small rule saying where the
+ * caller's frame is (the CFA, from rsp or rbp plus an offset), whether rbp
+ * was saved and where, or that the range is a PLT stub, a signal frame,
+ * the end of the stack, or not unwindable.  An unwinder then looks each
+ * frame up by binary search (offs_cfi_lookup()).  The return address is at
+ * CFA - 8 on x86-64 (rules where it is not are not unwindable).
+ *
+ * The compiler only reads the file through a callback, so the same code
+ * runs in the module (page cache reads) and in a user-space test harness
+ * (tests/ucfi/), which checks it against readelf.
+ */
+#ifndef OFFS_UCFI_H
+#define OFFS_UCFI_H
+
+#include <linux/types.h>
+
+enum offs_cfi_kind {
+	OFFS_CFI_INVALID,	/* no CFI, or CFI we cannot follow: stop */
+	OFFS_CFI_CFA_SP,	/* CFA = rsp + cfa_off */
+	OFFS_CFI_CFA_BP,	/* CFA = rbp + cfa_off */
+	OFFS_CFI_PLT,		/* PLT stub: CFA = rsp + 8, +8 if (rip & 15) >= cfa_off */
+	OFFS_CFI_SIGNAL,	/* signal trampoline: registers in a sigcontext */
+	OFFS_CFI_STOP,		/* return address undefined: outermost frame */
+};
+
+enum offs_cfi_bp {
+	OFFS_CFI_BP_SAME,	/* rbp is the caller's */
+	OFFS_CFI_BP_CFA,	/* the caller's rbp is saved at CFA + bp_off */
+	OFFS_CFI_BP_UNKNOWN,	/* anything else: the caller's rbp is lost */
+};
+
+struct offs_cfi_rule {
+	u8 kind;		/* enum offs_cfi_kind */
+	u8 bp;			/* enum offs_cfi_bp */
+	s16 bp_off;
+	s32 cfa_off;
+};
+
+/*
+ * A compiled table: rows sorted by address, row i covering
+ * [pcs[i], pcs[i + 1]) with rules[rule_idx[i]].  Addresses are ELF virtual
+ * addresses of the file (as in its program headers).
+ */
+struct offs_cfi_table {
+	u32 nrows;
+	u32 nrules;
+	u32 *pcs;
+	u16 *rule_idx;
+	struct offs_cfi_rule *rules;
+	size_t bytes;		/* memory the table takes */
+};
+
+/*
+ * How the compiler reads the file: read(ctx, off, buf, len) fills buf with
+ * len bytes at file offset off and returns 0, or a negative errno (a short
+ * file is -EINVAL).
+ */
+struct offs_cfi_src {
+	int (*read)(void *ctx, u64 off, void *buf, size_t len);
+	void *ctx;
+	u64 size;		/* the file's size */
+};
+
+/* Bounds on what one file may make the compiler read and build. */
+#define OFFS_CFI_MAX_EH_FRAME	(32U << 20)	/* bytes of .eh_frame */
+#define OFFS_CFI_MAX_ROWS	(4U << 20)
+#define OFFS_CFI_MAX_RULES	65535U
+
+int offs_cfi_build(const struct offs_cfi_src *src, struct offs_cfi_table **out);
+void offs_cfi_free(struct offs_cfi_table *t);
+const struct offs_cfi_rule *offs_cfi_lookup(const struct offs_cfi_table *t,
+					    u64 pc);
+
+#endif /* OFFS_UCFI_H */

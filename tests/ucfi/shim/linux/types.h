@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* User-space stand-ins for the kernel headers module/ucfi.c includes. */
+#ifndef OFFS_SHIM_TYPES_H
+#define OFFS_SHIM_TYPES_H
+#include <stdint.h>
+#include <stddef.h>
+#include <stdbool.h>
+typedef uint8_t u8;
+typedef uint16_t u16;
+typedef uint32_t u32;
+typedef uint64_t u64;
+typedef int8_t s8;
+typedef int16_t s16;
+typedef int32_t s32;
+typedef int64_t s64;
+#define U32_MAX		UINT32_MAX
+#define S32_MIN		INT32_MIN
+#define S32_MAX		INT32_MAX
+#define S16_MIN		INT16_MIN
+#define S16_MAX		INT16_MAX
+#define fallthrough	__attribute__((__fallthrough__))
+#endif
