@@ -712,6 +712,10 @@ struct offs_elf {
 	u64 eh_vaddr;		/* .eh_frame */
 	u64 eh_off;
 	u64 eh_len;		/* what can be read of it */
+	u32 nsegs;
+	struct {
+		u64 off, vaddr, len;
+	} segs[OFFS_CFI_MAX_SEGS];
 };
 
 static int offs_find_eh_frame(const struct offs_cfi_src *src,
@@ -777,6 +781,15 @@ static int offs_find_eh_frame(const struct offs_cfi_src *src,
 		goto out;
 	elf->eh_len = min3(span, src->size - elf->eh_off,
 			   (u64)OFFS_CFI_MAX_EH_FRAME);
+	elf->nsegs = 0;
+	for (i = 0; i < eh.e_phnum && elf->nsegs < OFFS_CFI_MAX_SEGS; i++) {
+		if (ph[i].p_type != PT_LOAD || !(ph[i].p_flags & PF_X))
+			continue;
+		elf->segs[elf->nsegs].off = ph[i].p_offset;
+		elf->segs[elf->nsegs].vaddr = ph[i].p_vaddr;
+		elf->segs[elf->nsegs].len = ph[i].p_filesz;
+		elf->nsegs++;
+	}
 	err = 0;
 out:
 	kvfree(ph);
@@ -967,11 +980,29 @@ int offs_cfi_build(const struct offs_cfi_src *src, struct offs_cfi_table **out)
 		offs_compile(&b, eh, elf.eh_len, elf.eh_vaddr);
 		err = b.full ? -E2BIG : offs_finish(&b, out);
 	}
+	if (!err) {
+		(*out)->nsegs = elf.nsegs;
+		memcpy((*out)->segs, elf.segs, sizeof(elf.segs));
+	}
 	kvfree(eh);
 	kvfree(b.rows);
 	kvfree(b.rules);
 	kvfree(b.hash);
 	return err;
+}
+
+/* The virtual address of file offset off (in an executable segment). */
+bool offs_cfi_vaddr(const struct offs_cfi_table *t, u64 off, u64 *vaddr)
+{
+	u32 i;
+
+	for (i = 0; i < t->nsegs; i++) {
+		if (off >= t->segs[i].off && off - t->segs[i].off < t->segs[i].len) {
+			*vaddr = off - t->segs[i].off + t->segs[i].vaddr;
+			return true;
+		}
+	}
+	return false;
 }
 
 void offs_cfi_free(struct offs_cfi_table *t)
@@ -1003,4 +1034,136 @@ const struct offs_cfi_rule *offs_cfi_lookup(const struct offs_cfi_table *t,
 	if (!lo)
 		return NULL;
 	return &t->rules[t->rule_idx[lo - 1]];
+}
+
+/* ---- unwinding ---- */
+
+/*
+ * x86-64 signal frame: when a handler returns into the trampoline
+ * (__restore_rt, an 'S' FDE), sp points at the ucontext; its mcontext
+ * (struct sigcontext: r8..r15, rdi, rsi, rbp, rbx, rdx, rax, rcx, rsp,
+ * rip) starts 40 bytes in.
+ */
+#define OFFS_SIGCTX_OFF		40
+#define OFFS_SIGCTX_BP		10
+#define OFFS_SIGCTX_SP		15
+#define OFFS_SIGCTX_IP		16
+
+static int offs_rd_user(const struct offs_unwind_ops *ops, u64 addr, u64 *v,
+			u64 *fault_addr)
+{
+	if (ops->read(ops->ctx, addr, v, sizeof(*v))) {
+		*fault_addr = addr;
+		return -EFAULT;
+	}
+	return 0;
+}
+
+/*
+ * Walk a user stack from regs into ips[] (leaf first; the leaf is always
+ * recorded); returns the depth.  Each frame is followed by its file's
+ * compiled CFI where ops->table() has a table for it, by frame pointers
+ * elsewhere.  Stops at the outermost frame, at anything that does not
+ * make sense (a CFA that does not grow, leaves the stack span or is
+ * misaligned; a return address below PAGE_SIZE), at a failed read
+ * (*fault_addr: where) or at max frames (*truncated).
+ */
+unsigned int offs_cfi_unwind(const struct offs_unwind_ops *ops,
+			     const struct offs_unwind_regs *regs,
+			     unsigned long *ips, unsigned int max,
+			     bool *truncated, u64 *fault_addr)
+{
+	u64 pc = regs->ip, sp = regs->sp, bp = regs->bp, cfa, ra, vaddr, v;
+	const struct offs_cfi_rule *r;
+	const struct offs_cfi_table *t;
+	u64 frame[2], ctx[OFFS_SIGCTX_IP + 1];
+	bool exact = true, bp_known = true;
+	unsigned int n = 0;
+
+	*truncated = false;
+	*fault_addr = 0;
+	if (!max)
+		return 0;
+	ips[n++] = pc;
+	for (;;) {
+		/* A return address is looked up at the call, just before it. */
+		t = ops->table(ops->ctx, exact ? pc : pc - 1, &vaddr);
+		if (!t) {
+			/* No CFI here: frame pointers, as far as they go. */
+			if (!bp_known || bp < sp || bp - regs->sp > OFFS_USTACK_SPAN ||
+			    (bp & 7))
+				break;
+			if (ops->read(ops->ctx, bp, frame, sizeof(frame))) {
+				*fault_addr = bp;
+				break;
+			}
+			cfa = bp + sizeof(frame);
+			ra = frame[1];
+			bp = frame[0];
+		} else {
+			r = offs_cfi_lookup(t, vaddr);
+			if (!r)
+				break;
+			switch (r->kind) {
+			case OFFS_CFI_SIGNAL:
+				if (ops->read(ops->ctx, sp + OFFS_SIGCTX_OFF, ctx,
+					      sizeof(ctx))) {
+					*fault_addr = sp + OFFS_SIGCTX_OFF;
+					goto out;
+				}
+				/* The interrupted context: an exact pc. */
+				pc = ctx[OFFS_SIGCTX_IP];
+				sp = ctx[OFFS_SIGCTX_SP];
+				bp = ctx[OFFS_SIGCTX_BP];
+				bp_known = true;
+				exact = true;
+				if (pc < PAGE_SIZE || sp - regs->sp > OFFS_USTACK_SPAN)
+					goto out;
+				goto record;
+			case OFFS_CFI_PLT:
+				cfa = sp + 8 + ((pc & 15) >= (u64)r->cfa_off ? 8 : 0);
+				break;
+			case OFFS_CFI_CFA_SP:
+				cfa = sp + r->cfa_off;
+				break;
+			case OFFS_CFI_CFA_BP:
+				if (!bp_known)
+					goto out;
+				cfa = bp + r->cfa_off;
+				break;
+			default:	/* STOP, INVALID */
+				goto out;
+			}
+			if (cfa <= sp || cfa - regs->sp > OFFS_USTACK_SPAN ||
+			    (cfa & 7) || offs_rd_user(ops, cfa - 8, &ra, fault_addr))
+				break;
+			if (r->kind == OFFS_CFI_CFA_SP || r->kind == OFFS_CFI_CFA_BP) {
+				if (r->bp == OFFS_CFI_BP_CFA) {
+					if (offs_rd_user(ops, cfa + r->bp_off, &v,
+							 fault_addr))
+						break;
+					bp = v;
+					bp_known = true;
+				} else if (r->bp == OFFS_CFI_BP_UNKNOWN) {
+					bp_known = false;
+				}
+			}
+		}
+		/* Each frame must be above the last one. */
+		if (cfa <= sp)
+			break;
+		sp = cfa;
+		pc = ra;
+		exact = false;
+		if (pc < PAGE_SIZE)
+			break;
+record:
+		if (n == max) {
+			*truncated = true;
+			break;
+		}
+		ips[n++] = pc;
+	}
+out:
+	return n;
 }

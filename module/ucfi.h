@@ -48,9 +48,18 @@ struct offs_cfi_rule {
  * [pcs[i], pcs[i + 1]) with rules[rule_idx[i]].  Addresses are ELF virtual
  * addresses of the file (as in its program headers).
  */
+#define OFFS_CFI_MAX_SEGS	4
+
 struct offs_cfi_table {
 	u32 nrows;
 	u32 nrules;
+	u32 nsegs;
+	/* The executable PT_LOAD segments: file offset -> virtual address. */
+	struct {
+		u64 off;
+		u64 vaddr;
+		u64 len;
+	} segs[OFFS_CFI_MAX_SEGS];
 	u32 *pcs;
 	u16 *rule_idx;
 	struct offs_cfi_rule *rules;
@@ -74,8 +83,36 @@ struct offs_cfi_src {
 #define OFFS_CFI_MAX_RULES	65535U
 
 int offs_cfi_build(const struct offs_cfi_src *src, struct offs_cfi_table **out);
+bool offs_cfi_vaddr(const struct offs_cfi_table *t, u64 off, u64 *vaddr);
 void offs_cfi_free(struct offs_cfi_table *t);
 const struct offs_cfi_rule *offs_cfi_lookup(const struct offs_cfi_table *t,
 					    u64 pc);
+
+/*
+ * Unwinding with the tables.  The caller says how to find the table for an
+ * address (table(), NULL where there is none: that frame is then followed
+ * by frame pointers) and how to read user memory without faulting
+ * (read(), 0 or an error).  Both are called with whatever locks the
+ * caller holds (pin.c: a task's pi_lock, IRQs off), so neither may sleep.
+ */
+struct offs_unwind_ops {
+	const struct offs_cfi_table *(*table)(void *ctx, u64 pc, u64 *vaddr);
+	int (*read)(void *ctx, u64 addr, void *buf, size_t len);
+	void *ctx;
+};
+
+struct offs_unwind_regs {
+	u64 ip;
+	u64 sp;
+	u64 bp;
+};
+
+/* Frame addresses further than this above the stack pointer are garbage. */
+#define OFFS_USTACK_SPAN	(16ULL << 20)
+
+unsigned int offs_cfi_unwind(const struct offs_unwind_ops *ops,
+			     const struct offs_unwind_regs *regs,
+			     unsigned long *ips, unsigned int max,
+			     bool *truncated, u64 *fault_addr);
 
 #endif /* OFFS_UCFI_H */

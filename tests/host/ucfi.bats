@@ -1,12 +1,13 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: GPL-2.0
 # module/ucfi.c, the .eh_frame -> compact table compiler for user stacks
-# without frame pointers, compiled for user space (tests/ucfi/, with
-# AddressSanitizer and UndefinedBehaviorSanitizer): its tables agree with
-# readelf -wF (binutils, an independent DWARF reader) at every address of
-# Debian's libc, ld.so, libstdc++, bash, perl and programs built here, and
-# hostile input (mutated files) never makes it read out of bounds, overflow
-# or leak.
+# without frame pointers, and its unwinder, compiled for user space
+# (tests/ucfi/, with AddressSanitizer and UndefinedBehaviorSanitizer): its
+# tables agree with readelf -wF (binutils, an independent DWARF reader) at
+# every address of Debian's libc, ld.so, libstdc++, bash, perl and programs
+# built here; the unwinder finds the same frames as eu-stack (elfutils) in
+# live processes built without frame pointers; and hostile input (mutated
+# files) never makes the compiler read out of bounds, overflow or leak.
 
 bats_require_minimum_version 1.5.0
 load '/usr/lib/bats/bats-support/load'
@@ -18,10 +19,12 @@ setup_file() {
 	local cc="gcc -O1 -g -Wall -Wextra -Werror -fsanitize=address,undefined -fno-sanitize-recover=all -I$ROOT/tests/ucfi/shim"
 	$cc -o "$U/cfi-dump" "$ROOT/tests/ucfi/cfi-dump.c"
 	$cc -o "$U/cfi-fuzz" "$ROOT/tests/ucfi/cfi-fuzz.c"
+	$cc -o "$U/cfi-unwind" "$ROOT/tests/ucfi/cfi-unwind.c"
 	# Programs of our own, as distributions build them and not.
 	gcc -O2 -pthread -o "$U/prog-O2" "$ROOT/tests/workload/offsample-safety.c"
 	gcc -O0 -fno-omit-frame-pointer -pthread -o "$U/prog-O0" "$ROOT/tests/workload/offsample-safety.c"
 	gcc -O2 -fomit-frame-pointer -pthread -o "$U/prog-nofp" "$ROOT/tests/workload/offsample-ustack.c"
+	gcc -O2 -fomit-frame-pointer -pthread -o "$U/wl-nofp" "$ROOT/tests/workload/offsample-workload.c"
 	export ROOT U
 }
 
@@ -83,6 +86,43 @@ lib() {
 	assert_output 0
 	run -1 "$U/cfi-dump" "$U/nohdr"
 	assert_output --partial "No such file or directory"
+}
+
+teardown() {
+	[ -z "${PIDS:-}" ] || kill $PIDS 2>/dev/null || true
+	PIDS=
+}
+
+@test "ucfi: the unwinder finds eu-stack's frames in processes without frame pointers" {
+	local wl sf py pl out
+	# Every wait of the workload (libc waits: nanosleep, mutex, pipe, poll,
+	# accept, waitpid), a signal handler with an alloca frame, Python
+	# threads in a queue, perl.
+	"$U/wl-nofp" -n 1 sleep mutex pipe poll accept wait > "$U/wl.out" 2>&1 3>&- &
+	wl=$!
+	"$U/prog-O2" sigframe > "$U/sf.out" 2>&1 3>&- &
+	sf=$!
+	python3 -c 'import threading, time, queue
+q = queue.Queue()
+for i in range(3): threading.Thread(target=q.get, daemon=True).start()
+time.sleep(600)' 3>&- &
+	py=$!
+	perl -e 'sleep 600' 3>&- &
+	pl=$!
+	PIDS="$wl $sf $py $pl"
+	for i in $(seq 50); do grep -q ready "$U/wl.out" && grep -q ready "$U/sf.out" && break; sleep 0.1; done
+	sleep 0.5
+	run -0 "$ROOT/tests/ucfi/unwind-check" "$U/cfi-unwind" $(pgrep -f "$U/wl-nofp") $sf $py $pl
+	echo "$output"
+	refute_output --regexp '[1-9][0-9]* differences'
+	# Through the signal frame, and far beyond what frame pointers give.
+	run -0 bash -c "'$U/cfi-unwind' $sf | grep -c '^#'"
+	[ "$output" -ge 12 ]
+	run -0 "$ROOT/tests/ucfi/unwind-check" "$U/cfi-unwind" $py
+	frames=$(sed -n 's/.* \([0-9]*\) frames, .*/\1/p' <<< "$output")
+	fp=$(sed -n 's/.*frame pointers alone: \([0-9]*\).*/\1/p' <<< "$output")
+	echo "python3: $frames frames, $fp with frame pointers alone"
+	[ "$frames" -ge $((fp * 5)) ]
 }
 
 @test "ucfi: mutated files never make the compiler misbehave (ASan, UBSan)" {

@@ -34,6 +34,11 @@
  *       memory (a JIT's frame: the leaf is a raw user address).  Prints
  *       "ready anon=ADDR".
  *
+ *   offsample-safety sigframe
+ *       Thread "oss-sigframe" blocked in read() is interrupted by SIGUSR1;
+ *       its handler makes an rbp-based frame (alloca) and waits in
+ *       pause(): a user stack through a signal frame (tests/host/ucfi.bats).
+ *
  *   offsample-safety race SECONDS
  *       Pairs of threads ("oss-race") hand a token back and forth through
  *       futexes: each blocks in race_wait_outer -> race_wait_mid ->
@@ -558,6 +563,61 @@ static int do_mmapstall(int seconds)
 	return 0;
 }
 
+/* ---- sigframe ---- */
+
+static int sig_pipe[2];
+static volatile sig_atomic_t sig_in;
+
+static NOINLINE void sig_handler(int sig)
+{
+	/* A frame whose CFA is rbp-based (alloca), then a wait in libc. */
+	volatile char *p = __builtin_alloca(64 + (sig & 7) * 16);
+
+	p[0] = 1;
+	sig_in = 1;
+	pause();
+	sink += p[0];
+}
+
+static NOINLINE void sig_reader(void)
+{
+	char c;
+
+	while (read(sig_pipe[0], &c, 1) < 0)
+		;
+	sink++;
+}
+
+static void *sig_thread(void *arg)
+{
+	(void)arg;
+	name("oss-sigframe");
+	sig_reader();
+	return NULL;
+}
+
+static int do_sigframe(void)
+{
+	struct sigaction sa = { .sa_handler = sig_handler };
+	pthread_t th;
+
+	if (pipe(sig_pipe))
+		die("pipe");
+	sigaction(SIGUSR1, &sa, NULL);
+	if (pthread_create(&th, NULL, sig_thread, NULL))
+		die("pthread_create");
+	usleep(200000);
+	pthread_kill(th, SIGUSR1);
+	while (!sig_in)
+		usleep(1000);
+	usleep(100000);
+	printf("ready\n");
+	fflush(stdout);
+	for (;;)
+		pause();
+	return 0;
+}
+
 /* ---- anon ---- */
 
 static int do_anon(void)
@@ -601,10 +661,12 @@ int main(int argc, char **argv)
 		return do_stackpage();
 	if (argc >= 2 && !strcmp(argv[1], "anon"))
 		return do_anon();
+	if (argc >= 2 && !strcmp(argv[1], "sigframe"))
+		return do_sigframe();
 	if (argc >= 3 && !strcmp(argv[1], "race"))
 		return do_race(atoi(argv[2]));
 	if (argc >= 3 && !strcmp(argv[1], "mmapstall"))
 		return do_mmapstall(atoi(argv[2]));
-	fprintf(stderr, "usage: offsample-safety exec|fdscan|stackpage|anon|race SECONDS|mmapstall SECONDS\n");
+	fprintf(stderr, "usage: offsample-safety exec|fdscan|stackpage|anon|sigframe|race SECONDS|mmapstall SECONDS\n");
 	return 2;
 }

@@ -2,6 +2,7 @@
 /* User-space stand-ins for the kernel headers module/ucfi.c includes. */
 #ifndef OFFS_SHIM_TYPES_H
 #define OFFS_SHIM_TYPES_H
+#include <asm/types.h>
 #include <stdint.h>
 #include <stddef.h>
 #include <stdbool.h>
