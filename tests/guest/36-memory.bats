@@ -51,6 +51,23 @@ teardown_file() {
 	[ "$mem1" -lt $((mem0 + 65536)) ]
 }
 
+# wait_readers N: until N processes "sleep 1002" have the stacks file as
+# their standard input (at most 30 s).
+wait_readers() {
+	local n t p
+	for t in $(seq 300); do
+		n=0
+		for p in $(pgrep -f '^sleep 1002$'); do
+			[ "$(readlink "/proc/$p/fd/0" 2>/dev/null)" = "$P/stacks" ] &&
+				n=$((n + 1))
+		done
+		[ "$n" -ge "$1" ] && return 0
+		sleep 0.1
+	done
+	echo "wait_readers: $n readers of $P/stacks after 30 s, wanted $1" >&2
+	return 1
+}
+
 @test "group= readers holding generations never make root's drains fail" {
 	local i
 	offs_load hz=19 max_retired=2 group=4242
@@ -61,7 +78,9 @@ teardown_file() {
 		# Opened by the member itself (the view is decided at open).
 		setpriv --reuid=65534 --regid=65534 --groups=4242 \
 			bash -c "exec sleep 1002 < $P/stacks" 3>&- &
-		sleep 0.3
+		# Until it has the file open (setpriv and exec are slow on
+		# the debug kernel: a fixed pause was not always enough).
+		wait_readers "$i"
 		run -0 cat $P/drain
 	done
 	assert_equal "$(stat_get generations_retired_group)" 2
