@@ -51,11 +51,16 @@ $(BUILD)/%/offsample.ko: $(MODSRC) $(TOP)/VERSION
 
 # The test workload: threads that wait in known ways (frame pointers kept).
 workload: $(BUILD)/offsample-workload $(BUILD)/offsample-ustack $(BUILD)/offsample-ustack-nofp \
-	$(BUILD)/offsample-withpid $(BUILD)/offsample-safety
+	$(BUILD)/offsample-withpid $(BUILD)/offsample-safety $(BUILD)/offsample-workload-nofp
 $(BUILD)/offsample-workload: $(TOP)/tests/workload/offsample-workload.c
 	@mkdir -p $(BUILD)
 	$(CC) -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 		-Wall -Wextra -Werror -pthread -o $@ $<
+
+# The same without frame pointers, as distributions build (56-cfi.bats).
+$(BUILD)/offsample-workload-nofp: $(TOP)/tests/workload/offsample-workload.c
+	@mkdir -p $(BUILD)
+	$(CC) -O2 -g -fomit-frame-pointer -Wall -Wextra -Werror -pthread -o $@ $<
 
 # User-stack test program, with and without frame pointers.
 $(BUILD)/offsample-ustack: $(TOP)/tests/workload/offsample-ustack.c

@@ -89,6 +89,13 @@ static inline struct cgroup *offs_cgroup_get_from_id(u64 id)
 #define offs_inode_mtime(inode)	((inode)->i_mtime)
 #endif
 
+/* inode_get_ctime() arrived with the 6.6 timestamp accessors. */
+#ifdef OFFS_HAVE_INODE_GET_CTIME
+#define offs_inode_ctime(inode)	inode_get_ctime(inode)
+#else
+#define offs_inode_ctime(inode)	((inode)->i_ctime)
+#endif
+
 /* 5.8 renamed use_mm(), probe_user_read() and wrapped mmap_sem. */
 #ifdef OFFS_HAVE_KTHREAD_USE_MM
 #define offs_use_mm(mm)			kthread_use_mm(mm)

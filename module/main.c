@@ -22,6 +22,7 @@
 #include "cache.h"
 #include "ustack.h"
 #include "wobj.h"
+#include "ucache.h"
 
 struct offs_stats offs_stats;
 
@@ -36,6 +37,7 @@ bool offs_user_stacks = true;
 unsigned int offs_max_user_depth = 32;
 unsigned int offs_max_retired = 4;
 unsigned int offs_threads_rate = 20000;
+unsigned int offs_cfi_cache_mb = 64;
 unsigned int offs_config_seq;
 
 /* Set once init is done: from then on parameters are written from sysfs. */
@@ -201,6 +203,34 @@ static struct offs_range_param offs_threads_rate_range = {
 	&offs_threads_rate, 1, OFFS_THREADS_RATE_MAX, false,
 };
 
+/* The largest cfi_cache_mb this machine allows: 1/16 of RAM. */
+static unsigned int offs_cfi_cache_limit(void)
+{
+	return min_t(u64, offs_ram_bytes() / 16 >> 20, 65536);
+}
+
+static int offs_set_cfi_cache(const char *val, const struct kernel_param *kp)
+{
+	unsigned int v, lim;
+
+	if (offs_may_set())
+		return -EPERM;
+	if (offs_parse_uint(val, 0, INT_MAX, &v))
+		return -EINVAL;
+	lim = offs_cfi_cache_limit();
+	if (v > lim) {
+		pr_warn_ratelimited("cfi_cache_mb=%u refused: more than 1/16 of RAM; at most %u on this machine\n",
+				    v, lim);
+		return -EINVAL;
+	}
+	WRITE_ONCE(offs_cfi_cache_mb, v);
+	/* Captures change (CFI or frame pointers); tables over the cap go. */
+	offs_config_changed();
+	if (READ_ONCE(offs_live))
+		offs_ucache_shrink();
+	return 0;
+}
+
 static int offs_set_cgroup(const char *val, const struct kernel_param *kp)
 {
 	int err;
@@ -358,6 +388,10 @@ static const struct kernel_param_ops offs_range_ops = {
 	.set = offs_set_range, .get = offs_get_range,
 };
 
+static const struct kernel_param_ops offs_cfi_cache_ops = {
+	.set = offs_set_cfi_cache, .get = param_get_uint,
+};
+
 static const struct kernel_param_ops offs_cgroup_ops = {
 	.set = offs_set_cgroup, .get = offs_get_cgroup,
 };
@@ -404,6 +438,8 @@ module_param_cb(max_retired, &offs_range_ops, &offs_max_retired_range, 0644);
 MODULE_PARM_DESC(max_retired, "Old generations that open stacks/drain files may keep alive; drains and resets beyond it fail with EBUSY, 1..16 (default 4)");
 module_param_cb(threads_rate, &offs_range_ops, &offs_threads_rate_range, 0644);
 MODULE_PARM_DESC(threads_rate, "Thread stacks the threads file unwinds per second, all readers together, 1..10000000 (default 20000)");
+module_param_cb(cfi_cache_mb, &offs_cfi_cache_ops, &offs_cfi_cache_mb, 0644);
+MODULE_PARM_DESC(cfi_cache_mb, "MiB of compiled .eh_frame tables for user stacks without frame pointers, 0..1/16 of RAM (default 64, 0: frame pointers only)");
 /* Read-only once loaded: see offs_procfs_set_group(). */
 module_param_cb(group, &offs_group_ops, NULL, 0444);
 MODULE_PARM_DESC(group, "Numeric group id allowed to read /proc/offsample, set at load time (default: root only)");
@@ -419,6 +455,12 @@ static void offs_clamp_defaults(void)
 		pr_notice("max_stacks lowered from %u to %u (1/8 of RAM)\n",
 			  offs_max_stacks, lim);
 		offs_max_stacks = lim;
+	}
+	lim = offs_cfi_cache_limit();
+	if (offs_cfi_cache_mb > lim) {
+		pr_notice("cfi_cache_mb lowered from %u to %u (1/16 of RAM)\n",
+			  offs_cfi_cache_mb, lim);
+		offs_cfi_cache_mb = lim;
 	}
 	lim = offs_thread_cache_limit();
 	if (offs_thread_cache > lim) {
@@ -448,9 +490,12 @@ static int __init offs_init(void)
 	err = offs_tc_init();
 	if (err)
 		goto err_table;
-	err = offs_sampler_start();
+	err = offs_ucache_init();
 	if (err)
 		goto err_cache;
+	err = offs_sampler_start();
+	if (err)
+		goto err_ucache;
 	err = offs_procfs_init();
 	if (err)
 		goto err_sampler;
@@ -461,6 +506,8 @@ static int __init offs_init(void)
 
 err_sampler:
 	offs_sampler_stop();
+err_ucache:
+	offs_ucache_exit();
 err_cache:
 	offs_tc_exit();
 err_table:
@@ -480,6 +527,7 @@ static void __exit offs_exit(void)
 	/* Readers first: proc_remove() waits for them and closes their files. */
 	offs_procfs_exit();
 	offs_sampler_stop();
+	offs_ucache_exit();
 	offs_tc_exit();
 	offs_table_exit();
 	offs_ustack_exit();

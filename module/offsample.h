@@ -97,6 +97,7 @@ struct offs_sample {
 	unsigned int udepth;
 	unsigned long ufault;
 	bool utruncated;
+	bool upending;		/* a file's unwind table was not ready */
 	pid_t tgid;
 	pid_t tid;
 	char comm[TASK_COMM_LEN];	/* process (thread group leader) name */
@@ -230,6 +231,7 @@ struct offs_stats {
 	u64 user_walks;
 	u64 user_frames;
 	u64 user_faulted;		/* walks ended at a non-resident page */
+	u64 user_cfi_frames;		/* user frames found with CFI tables */
 	u64 user_trylock_failed;
 	u64 user_dropped;		/* user stacks not stored (bound) */
 	u64 user_ns_total;

@@ -114,6 +114,7 @@ enum offs_pin offs_pin_capture(struct task_struct *t, struct offs_sample *s,
 	s->depth = 0;
 	s->udepth = 0;
 	s->ufault = 0;
+	s->upending = false;
 	s->utruncated = false;
 	s->blocked_raced = false;
 	s->truncated = false;
@@ -192,7 +193,8 @@ enum offs_pin offs_pin_capture(struct task_struct *t, struct offs_sample *s,
 	if (s->user && s->uips && s->umm && READ_ONCE(t->mm) == s->umm) {
 		if (user_64bit_mode(task_pt_regs(t))) {
 			s->udepth = offs_umm_walk(s, s->uips, offs_max_udepth(),
-						  &s->utruncated, &s->ufault);
+						  &s->utruncated, &s->ufault,
+						  &s->upending);
 		} else {
 			/* 32-bit code: frames of 4-byte words, the leaf only. */
 			s->uips[0] = s->uip;

@@ -45,6 +45,7 @@
 #include "table.h"
 #include "ustack.h"
 #include "wobj.h"
+#include "ucache.h"
 
 #define OFFS_PROC_DIR	"offsample"
 
@@ -737,7 +738,8 @@ static int offs_stats_show(struct seq_file *m, void *v)
 	struct offs_gen_summary sum;
 	struct offs_gen *gen;
 	u64 ticks, visited, avg, cpu_ppm, hits, misses, timed;
-	unsigned int max_stacks;
+	unsigned int max_stacks, cfi_ents, cfi_jobs;
+	size_t cfi_bytes;
 	char name[32];
 	int r;
 
@@ -817,11 +819,22 @@ static int offs_stats_show(struct seq_file *m, void *v)
 	OFFS_SHOW("user_walks", READ_ONCE(st->user_walks));
 	OFFS_SHOW("user_frames", READ_ONCE(st->user_frames));
 	OFFS_SHOW("user_faulted", READ_ONCE(st->user_faulted));
+	OFFS_SHOW("user_cfi_frames", READ_ONCE(st->user_cfi_frames));
 	OFFS_SHOW("user_trylock_failed", READ_ONCE(st->user_trylock_failed));
 	OFFS_SHOW("user_dropped", READ_ONCE(st->user_dropped));
 	OFFS_SHOW("user_ns_total", READ_ONCE(st->user_ns_total));
 	OFFS_SHOW("user_stacks_unique", offs_ustack_count());
 	OFFS_SHOW("user_paths_unique", offs_upath_count());
+	offs_ucache_totals(&cfi_ents, &cfi_bytes, &cfi_jobs);
+	OFFS_SHOW("cfi_cache_mb", READ_ONCE(offs_cfi_cache_mb));
+	OFFS_SHOW("cfi_tables", cfi_ents);
+	OFFS_SHOW("cfi_bytes", cfi_bytes);
+	OFFS_SHOW("cfi_builds_pending", cfi_jobs);
+	OFFS_SHOW("cfi_built", READ_ONCE(offs_ucache_stats.built));
+	OFFS_SHOW("cfi_failed", READ_ONCE(offs_ucache_stats.failed));
+	OFFS_SHOW("cfi_too_big", READ_ONCE(offs_ucache_stats.too_big));
+	OFFS_SHOW("cfi_evicted", READ_ONCE(offs_ucache_stats.evicted));
+	OFFS_SHOW("cfi_build_ns", READ_ONCE(offs_ucache_stats.build_ns));
 	OFFS_SHOW("wobj_dropped", READ_ONCE(st->wobj_dropped));
 	OFFS_SHOW("wobj_fd_closed", READ_ONCE(st->wobj_fd_closed));
 	OFFS_SHOW("cpu_share_ppm", cpu_ppm);

@@ -242,10 +242,6 @@ static int offs_sampler_fn(void *unused)
 {
 	u64 next = ktime_get_ns(), now, period;
 
-	/* Paths are resolved from each process's root: see ustack.c. */
-	if (offs_root_init())
-		pr_warn_once("offsample: no private fs_struct; paths are resolved from the initial root\n");
-
 	while (!kthread_should_stop()) {
 		if (!READ_ONCE(offs_enabled)) {
 			wait_event_interruptible(offs_sampler_wq,
@@ -275,6 +271,7 @@ static int offs_sampler_fn(void *unused)
 			next = ktime_get_ns();
 		}
 	}
+	/* Files are named from each process's root (upath.c): let go. */
 	offs_root_exit();
 	return 0;
 }

@@ -30,16 +30,116 @@
 
 #include "offsample.h"
 #include "ustack.h"
-
-/* Frame pointers further than this above the stack pointer are garbage. */
-#define OFFS_USTACK_SPAN	(16UL << 20)
+#include "ucfi.h"
+#include "ucache.h"
 
 static struct mm_struct *offs_umm_cur;
+
+/*
+ * The executable file mappings of the current address space, each with its
+ * compiled CFI (ucache.c), sorted by address: what the unwinder looks
+ * frames up in while a thread is pinned (no lock can be taken then).  Taken
+ * once per process per tick, under mmap_read_trylock() (find_vma() and
+ * get_file() only, as offs_umm_snapshot()).
+ */
+#define OFFS_UMAPS_MAX		256
+
+static struct {
+	unsigned long start;
+	unsigned long end;
+	unsigned long pgoff;
+	struct offs_ucfi_ent *ent;	/* reference held, or NULL */
+} offs_umaps[OFFS_UMAPS_MAX];
+static struct file *offs_umap_files[OFFS_UMAPS_MAX];
+static unsigned int offs_numaps;
+static bool offs_umaps_busy;		/* the mmap lock was not free */
+
+static void offs_umaps_clear(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < offs_numaps; i++)
+		if (offs_umaps[i].ent)
+			offs_ucache_put(offs_umaps[i].ent);
+	offs_numaps = 0;
+	offs_umaps_busy = false;
+}
+
+/* Sleeps (ucache.c's mutex, allocations); no lock held on entry. */
+static void offs_umaps_build(struct mm_struct *mm)
+{
+	struct vm_area_struct *vma;
+	unsigned long addr = 0;
+	unsigned int i, n = 0;
+
+	if (!READ_ONCE(offs_cfi_cache_mb))
+		return;
+	if (!offs_mmap_read_trylock(mm)) {
+		offs_umaps_busy = true;
+		return;
+	}
+	while (n < OFFS_UMAPS_MAX && (vma = find_vma(mm, addr))) {
+		addr = vma->vm_end;
+		if (!(vma->vm_flags & VM_EXEC) || !vma->vm_file)
+			continue;
+		offs_umaps[n].start = vma->vm_start;
+		offs_umaps[n].end = vma->vm_end;
+		offs_umaps[n].pgoff = vma->vm_pgoff;
+		offs_umap_files[n] = get_file(vma->vm_file);
+		n++;
+	}
+	offs_mmap_read_unlock(mm);
+	for (i = 0; i < n; i++) {
+		offs_umaps[i].ent = offs_ucache_get(offs_umap_files[i]);
+		fput(offs_umap_files[i]);
+	}
+	offs_numaps = n;
+}
+
+/* What the unwinder (ucfi.c) asks of the address space, with IRQs off. */
+struct offs_uctx {
+	bool pending;		/* a table was still being built */
+	unsigned int cfi;	/* frames looked up in a table */
+};
+
+static const struct offs_cfi_table *offs_umm_table(void *ctx, u64 pc,
+						   u64 *vaddr)
+{
+	struct offs_uctx *uc = ctx;
+	const struct offs_cfi_table *t;
+	unsigned int lo = 0, hi = offs_numaps, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (pc < offs_umaps[mid].start)
+			hi = mid;
+		else if (pc >= offs_umaps[mid].end)
+			lo = mid + 1;
+		else
+			break;
+	}
+	if (lo >= hi || !offs_umaps[mid].ent)
+		return NULL;
+	t = offs_ucache_table(offs_umaps[mid].ent, &uc->pending);
+	if (!t || !offs_cfi_vaddr(t, pc - offs_umaps[mid].start +
+				     (offs_umaps[mid].pgoff << PAGE_SHIFT),
+				  vaddr))
+		return NULL;
+	uc->cfi++;
+	return t;
+}
+
+static int offs_umm_read(void *ctx, u64 addr, void *buf, size_t len)
+{
+	return offs_copy_from_user_nofault(buf, (const void __user *)addr, len) ?
+	       -EFAULT : 0;
+}
 
 /* Leave the current window (and forget the files resolved in it). */
 void offs_umm_end(void)
 {
 	offs_upath_memo_clear();
+	offs_umaps_clear();
 	if (!offs_umm_cur)
 		return;
 	offs_unuse_mm(offs_umm_cur);
@@ -79,43 +179,36 @@ struct mm_struct *offs_umm_enter(struct task_struct *t)
 	offs_root_enter(t);
 	offs_use_mm(mm);
 	offs_umm_cur = mm;
+	offs_umaps_build(mm);
 	return mm;
 }
 
 /*
- * Walk frame pointers from the pinned registers into ips[]; returns the
- * depth.  *fault_addr is the frame address whose read failed, 0 if the
- * walk ended otherwise.  Any context (pin.c calls it with IRQs off): it
- * only reads user memory without faulting.
+ * Walk the user stack from the pinned registers into ips[]; returns the
+ * depth.  Frames in files are followed with their compiled CFI, others
+ * (and files whose table is not built yet: *pending) with frame pointers.
+ * *fault_addr is the address whose read failed, 0 if the walk ended
+ * otherwise.  Any context (pin.c calls it with IRQs off): it only reads
+ * user memory without faulting and tables the session holds.
  */
 unsigned int offs_umm_walk(const struct offs_sample *s, unsigned long *ips,
 			   unsigned int max, bool *truncated,
-			   unsigned long *fault_addr)
+			   unsigned long *fault_addr, bool *pending)
 {
-	unsigned long fp = s->ubp, lo = s->usp, frame[2];
-	unsigned int n = 0;
+	struct offs_uctx uc = { 0 };
+	struct offs_unwind_ops ops = {
+		.table = offs_umm_table, .read = offs_umm_read, .ctx = &uc,
+	};
+	struct offs_unwind_regs r = {
+		.ip = s->uip, .sp = s->usp, .bp = s->ubp,
+	};
+	unsigned int n;
+	u64 fault;
 
-	*truncated = false;
-	*fault_addr = 0;
-	ips[n++] = s->uip;	/* the leaf is always recorded */
-	while (fp >= lo && fp - lo <= OFFS_USTACK_SPAN && !(fp & 7)) {
-		if (offs_copy_from_user_nofault(frame, (void __user *)fp,
-						sizeof(frame))) {
-			*fault_addr = fp;
-			break;
-		}
-		if (frame[1] < PAGE_SIZE)
-			break;
-		if (n == max) {
-			*truncated = true;
-			break;
-		}
-		ips[n++] = frame[1];
-		if (frame[0] <= fp)
-			break;
-		lo = fp + sizeof(frame);
-		fp = frame[0];
-	}
+	n = offs_cfi_unwind(&ops, &r, ips, max, truncated, &fault);
+	*fault_addr = fault;
+	*pending = uc.pending || offs_umaps_busy;
+	OFFS_STAT_ADD(user_cfi_frames, uc.cfi);
 	return n;
 }
 

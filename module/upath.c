@@ -104,31 +104,24 @@ static struct offs_upath *offs_upath_intern(const struct offs_upath *k,
 /* ---- roots ---- */
 
 /*
- * d_path() resolves against the current task's root, so the sampler runs
- * with a private fs_struct (unshare_fs_struct() at start) whose root it
- * points at the sampled process's root.  set_fs_root() is not exported;
- * offs_set_root() does the same under fs->lock and fs->seq.
+ * d_path() names a file from the caller's root.  To name it as the sampled
+ * process sees it, the sampler names the process's root directory the same
+ * way and strips that prefix: a process chrooted to /srv/jail that maps
+ * /srv/jail/lib/libc.so.6 sees /lib/libc.so.6.  A process in another mount
+ * namespace (a container after pivot_root) needs nothing stripped: d_path()
+ * stops at the root of that namespace's mount tree, which is the
+ * process's root.  A file outside the process's root keeps its full path.
+ * Only exported path APIs are used; the sampler's own fs_struct is never
+ * changed.
+ *
+ * Sampler kthread only: offs_root and its name are this thread's state.
  */
-static struct path offs_init_root;
-static bool offs_root_moved;		/* not at offs_init_root */
-
-static void offs_set_root(const struct path *path)
-{
-	struct fs_struct *fs = current->fs;
-	struct path old;
-
-	path_get(path);
-	spin_lock(&fs->lock);
-	write_seqcount_begin(&fs->seq);
-	old = fs->root;
-	fs->root = *path;
-	write_seqcount_end(&fs->seq);
-	spin_unlock(&fs->lock);
-	path_put(&old);
-}
+static struct path offs_root;		/* the current process's root, or none */
+static char offs_root_name[256];
+static int offs_root_len;		/* 0: nothing to strip */
 
 /*
- * Resolve paths from t's root from now on (sampler kthread only, no lock
+ * Name files from t's root from now on (sampler kthread only, no lock
  * held).  Compared by path, not by fs_struct: a freed fs_struct's address
  * may be reused by another process within the tick.  A different root
  * also empties the memo of resolved files (named from the old root).
@@ -136,9 +129,10 @@ static void offs_set_root(const struct path *path)
 void offs_root_enter(struct task_struct *t)
 {
 	struct fs_struct *fs;
-	struct path root;
+	struct path root, mine;
+	char *name;
 
-	if (!offs_init_root.dentry || !READ_ONCE(t->fs))
+	if (!READ_ONCE(t->fs))
 		return;
 	/* task_lock() keeps t->fs from going away (exit_fs). */
 	task_lock(t);
@@ -148,41 +142,58 @@ void offs_root_enter(struct task_struct *t)
 	task_unlock(t);
 	if (!fs)
 		return;
-	/* Only this kthread changes its own (private) fs_struct. */
-	if (!path_equal(&root, &current->fs->root)) {
-		offs_upath_memo_clear();
-		offs_set_root(&root);
-		offs_root_moved = true;
+	if (offs_root.dentry && path_equal(&root, &offs_root)) {
+		path_put(&root);
+		return;
 	}
-	path_put(&root);
+	offs_root_leave();
+	offs_root = root;		/* the reference moves here */
+	get_fs_root(current->fs, &mine);
+	if (!path_equal(&root, &mine)) {
+		name = d_path(&root, offs_root_name, sizeof(offs_root_name));
+		/* "/" (a namespace's own root) strips nothing; nor an error. */
+		if (!IS_ERR(name) && name[0] == '/' && name[1]) {
+			offs_root_len = strlen(name);
+			memmove(offs_root_name, name, offs_root_len + 1);
+		}
+	}
+	path_put(&mine);
 }
 
-/* Back to the sampler's own root, so nothing is pinned between ticks. */
+/* Forget the process's root, so nothing is pinned between ticks. */
 void offs_root_leave(void)
 {
-	if (!offs_root_moved)
+	if (!offs_root.dentry)
 		return;
 	offs_upath_memo_clear();
-	offs_set_root(&offs_init_root);
-	offs_root_moved = false;
+	path_put(&offs_root);
+	offs_root.dentry = NULL;
+	offs_root.mnt = NULL;
+	offs_root_len = 0;
 }
 
-/* Called by the sampler kthread when it starts and before it exits. */
-int offs_root_init(void)
+/*
+ * d_path() of path as the process of the last offs_root_enter() sees it:
+ * a pointer into buf, or an ERR_PTR.  Sampler kthread; may sleep.
+ */
+char *offs_d_path(const struct path *path, char *buf, int len)
 {
-	int err = unshare_fs_struct();
+	char *p = d_path(path, buf, len);
+	int n = offs_root_len;
 
-	if (err)
-		return err;
-	get_fs_root(current->fs, &offs_init_root);
-	return 0;
+	if (IS_ERR(p) || !n || strncmp(p, offs_root_name, n))
+		return p;
+	if (p[n] == '/')
+		return p + n;
+	if (p[n])
+		return p;		/* /srv/jail2 is not under /srv/jail */
+	p[n - 1] = '/';			/* the root itself */
+	return p + n - 1;
 }
 
 void offs_root_exit(void)
 {
 	offs_root_leave();
-	path_put(&offs_init_root);
-	offs_init_root.dentry = NULL;
 }
 
 /* ---- files of the current address space ---- */
@@ -245,8 +256,8 @@ struct offs_upath *offs_upath_of_file(struct file *file)
 			return p;
 		}
 	}
-	path = d_path(offs_file_user_path(file), offs_pathbuf,
-		      sizeof(offs_pathbuf));
+	path = offs_d_path(offs_file_user_path(file), offs_pathbuf,
+			   sizeof(offs_pathbuf));
 	if (IS_ERR(path))
 		return NULL;
 	key.dev = inode->i_sb->s_dev;

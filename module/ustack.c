@@ -196,7 +196,8 @@ struct offs_ustack *offs_ustack_capture(struct offs_sample *s)
 			offs_upath_put(offs_uframes[i].path);
 	mutex_unlock(&offs_table_lock);
 
-	if (faulted || !whole || (n && !us))
+	/* Degraded: a later try could do better (then not cached). */
+	if (faulted || !whole || (n && !us) || s->upending)
 		s->degraded = true;
 	OFFS_STAT_ADD(user_walks, 1);
 	OFFS_STAT_ADD(user_frames, n);

@@ -22,6 +22,7 @@
 #include "offsample.h"
 
 struct file;
+struct path;
 
 /*
  * A mapped file as it was when sampled: the symbolizer compares this
@@ -104,17 +105,17 @@ void offs_umm_end(void);
 void offs_umm_end_if_orphaned(void);
 unsigned int offs_umm_walk(const struct offs_sample *s, unsigned long *ips,
 			   unsigned int max, bool *truncated,
-			   unsigned long *fault_addr);
+			   unsigned long *fault_addr, bool *pending);
 int offs_umm_snapshot(struct mm_struct *mm, const unsigned long *ips,
 		      unsigned int n, unsigned long fault_addr,
 		      struct offs_uframe_raw *raw, bool *faulted);
 void offs_umm_release(struct offs_uframe_raw *raw, unsigned int n);
 
 /* upath.c */
-int offs_root_init(void);
 void offs_root_exit(void);
 void offs_root_enter(struct task_struct *t);
 void offs_root_leave(void);
+char *offs_d_path(const struct path *path, char *buf, int len);
 struct offs_upath *offs_upath_of_file(struct file *file);
 void offs_upath_memo_clear(void);
 void offs_upath_get(struct offs_upath *p);

@@ -175,7 +175,7 @@ static bool offs_describe_fd(struct task_struct *t, unsigned int fd,
 	} else {
 		/* Files, FIFOs, "pipe:[N]", "anon_inode:[eventfd]" ... */
 		offs_root_enter(t);	/* paths as t sees them */
-		p = d_path(&file->f_path, buf, len);
+		p = offs_d_path(&file->f_path, buf, len);
 		if (IS_ERR(p))
 			snprintf(buf, len, "?");
 		else

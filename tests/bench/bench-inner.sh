@@ -16,11 +16,16 @@
 #          -a -g`, interleaved; sampler CPU time per tick idle vs loaded
 #   read   reading /proc/offsample/stacks with N unique stacks: time per
 #          read, symbol lookups per read, distinct kernel addresses
+#   cfi    user stacks through code without frame pointers: the one-time
+#          cost of compiling the .eh_frame of the files real programs map
+#          (perl, python3, bash, libc, ...), and the cold per-thread tick
+#          cost with the tables (default) against cfi_cache_mb=0 (frame
+#          pointers only), with the user frames each walk found
 #   (memory: stats memory_bytes and /proc/meminfo around every load)
 #
 # Sizes and loop counts come from the environment (BENCH_*; defaults
 # below, smaller ones with BENCH_QUICK=1).  BENCH_SECTIONS selects
-# sections ("tick pipe read" by default).
+# sections ("tick pipe read cfi" by default).
 set -u
 OUT=${1:?usage: bench-inner.sh OUTDIR}
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
@@ -46,7 +51,8 @@ else
 	d_pipe_threads=2000; d_pipe_loops=20000; d_pipe_rounds=7
 	d_read_sizes="100 10000"; d_reads=5; d_profile_secs=8
 fi
-SECTIONS=${BENCH_SECTIONS:-tick pipe read}
+SECTIONS=${BENCH_SECTIONS:-tick pipe read cfi}
+CFI_THREADS=${BENCH_CFI_THREADS:-1000}
 SIZES=${BENCH_SIZES:-$d_sizes}
 PASSES=${BENCH_PROC_PASSES:-$d_passes}
 TICKS_COLD=${BENCH_TICKS_COLD:-$d_tcold}
@@ -168,6 +174,7 @@ log "environment"
 	echo "pipe_rounds	$PIPE_ROUNDS"
 	echo "read_sizes	$READ_SIZES"
 	echo "reads	$READS"
+	echo "cfi_threads	$CFI_THREADS"
 } > "$OUT/env.tsv"
 
 # Room for tens of thousands of threads.
@@ -211,6 +218,7 @@ tick_window() {	# LABEL TICKS PARAMS...
 	meminfo "$label.before"
 	load hz="$TICK_HZ" "$@" || return 1
 	wait_ticks 2 600 || return 1
+	[ -z "${tw_wait_cfi:-}" ] || wait_cfi 600 || return 1
 	# Snapshots at tick boundaries: writing enabled=0 returns once the
 	# tick in progress has ended, so the deltas cover whole ticks only.
 	echo 0 > $PARAM/enabled
@@ -357,6 +365,51 @@ if [[ " $SECTIONS " == *" pipe "* ]]; then
 		pipe_run "$((PIPE_ROUNDS + 1))" base
 		sleepers_stop
 	fi
+fi
+
+# ---------------------------------------------------------------- cfi
+# wait_cfi TIMEOUT_S: until no .eh_frame table is queued or being built,
+# then two more ticks (so that every thread was captured with them).
+wait_cfi() {
+	local limit=$(($(date +%s) + $1)) t
+	while [ "$(stat_get cfi_builds_pending)" != 0 ]; do
+		[ "$(date +%s)" -ge "$limit" ] && { log "timeout waiting for cfi builds"; return 1; }
+		sleep 0.2
+	done
+	t=$(stat_get ticks)
+	wait_ticks $((t + 2)) 600
+}
+
+if [[ " $SECTIONS " == *" cfi "* ]]; then
+	log "cfi: table builds for the files of real programs, $CFI_THREADS sleeping threads"
+	sleepers_start "$CFI_THREADS" same || true
+	cmd cfi "perl -e 'sleep 3600' & python3 -c 'import time; time.sleep(3600)' & bash -c 'read x < FIFO' (programs without frame pointers, waiting)"
+	perl -e 'sleep 3600' & cfi_p1=$!
+	python3 -c 'import time; time.sleep(3600)' & cfi_p2=$!
+	mkfifo /tmp/cfi.fifo 2>/dev/null
+	bash -c 'read x < /tmp/cfi.fifo' & cfi_p3=$!
+	sleep 2
+	# Each file mapped executable by a sampled process, and its size.
+	for pid in $(pgrep -x perl) $(pgrep -x python3) $cfi_p3 $sl_pid; do
+		awk '$2 ~ /x/ && $6 ~ /^\// { print $6 }' /proc/$pid/maps 2>/dev/null
+	done | sort -u | while read -r f; do
+		printf '%s\t%s\n' "$f" "$(stat -c %s "$f")"
+	done > "$R/cfi-files.tsv"
+	# 1. Builds: load, wait until every table is built, the counters.
+	meminfo cfi-build.before
+	load hz="$TICK_HZ" thread_cache=0 && wait_ticks 1 600 && wait_cfi 600
+	snap cfi-build
+	meminfo cfi-build.loaded
+	unload
+	# 2. Cold ticks with the tables and with frame pointers only.
+	log "cfi: cold ticks with the tables"
+	tw_wait_cfi=1 tick_window cfi-on "$TICKS_COLD" thread_cache=0 user_stacks=1
+	log "cfi: cold ticks with frame pointers only (cfi_cache_mb=0)"
+	tick_window cfi-off "$TICKS_COLD" thread_cache=0 user_stacks=1 cfi_cache_mb=0
+	kill $cfi_p1 $cfi_p2 $cfi_p3 2>/dev/null
+	wait $cfi_p1 $cfi_p2 $cfi_p3 2>/dev/null
+	rm -f /tmp/cfi.fifo
+	sleepers_stop
 fi
 
 # ---------------------------------------------------------------- read

@@ -343,6 +343,34 @@ class Bench:
             res.append(row)
         return res
 
+    # ---- cfi
+    def cfi(self):
+        build = read_stats(self.r('cfi-build.stats'))
+        if not build:
+            return None
+        files = read_rows(self.r('cfi-files.tsv'))
+        res = {'built': build.get('cfi_built', 0), 'failed': build.get('cfi_failed', 0),
+               'too_big': build.get('cfi_too_big', 0),
+               'build_ns': build.get('cfi_build_ns', 0), 'bytes': build.get('cfi_bytes', 0),
+               'tables': build.get('cfi_tables', 0), 'cap_mb': build.get('cfi_cache_mb', 0),
+               'files': [(f[0], int(f[1])) for f in files if len(f) == 2 and f[1].isdigit()],
+               'threads': int(self.env.get('cfi_threads', 0) or 0)}
+        for mode in ('on', 'off'):
+            d = self.delta('cfi-' + mode)
+            if not d or not d.get('threads_visited'):
+                res[mode] = None
+                continue
+            res[mode] = {
+                'ticks': d['ticks'], 'visited': d['threads_visited'],
+                'wall': d['tick_ns_total'] / d['threads_visited'],
+                'cpu': d['sampler_cpu_ns'] / d['threads_visited'],
+                'walks': d.get('user_walks', 0),
+                'frames_per_walk': d.get('user_frames', 0) / max(d.get('user_walks', 0), 1),
+                'cfi_frames': d.get('user_cfi_frames', 0),
+                'memory': d.get('memory_bytes_now'),
+            }
+        return res
+
     def profile(self, label, kind, limit=14):
         path = self.r('%s.profile-%s' % (label, kind))
         lines = []
@@ -380,12 +408,12 @@ def main():
                 return [clean(x) for x in o]
             return o
         json.dump(clean({'env': b.env, 'host': b.host, 'tick': tick, 'pipe': pipe,
-                         'read': read}), sys.stdout, indent=1, default=str)
+                         'read': read, 'cfi': b.cfi()}), sys.stdout, indent=1, default=str)
         return
-    write_md(b, tick, pipe, read, rawdir)
+    write_md(b, tick, pipe, read, rawdir, b.cfi())
 
 
-def write_md(b, tick, pipe, read, rawdir):
+def write_md(b, tick, pipe, read, rawdir, cfi=None):
     env, host = b.env, b.host
     w = sys.stdout.write
     quick = env.get('quick') == '1'
@@ -664,6 +692,39 @@ def write_md(b, tick, pipe, read, rawdir):
               % (fmt_int(r['records']), len(r['reads']), fmt_bytes(last['memory']),
                  fmt_bytes(r.get('slab_kb', 0) * 1024), fmt_bytes(r.get('vmalloc_kb', 0) * 1024)))
     w('\n')
+
+    # ---- e. .eh_frame tables
+    if cfi:
+        w('## e. User stacks without frame pointers (.eh_frame tables)\n\n')
+        w('The files mapped executable by perl, python3, bash (waiting on a FIFO) and\n'
+          'the %s-thread sleeper program (libc, ld.so, the programs themselves):\n'
+          'each file\'s `.eh_frame` is compiled once into a table, in a background\n'
+          'work item; the cost below is paid once per file, not per sample.\n\n'
+          % fmt_int(cfi['threads']))
+        total = sum(sz for _, sz in cfi['files'])
+        w('| files mapped | their size | tables built | failed | too big | build time, total | per table | table memory |\n'
+          '|---:|---:|---:|---:|---:|---:|---:|---:|\n')
+        w('| %d | %s | %d | %d | %d | %s | %s | %s |\n\n'
+          % (len(cfi['files']), fmt_bytes(total), cfi['built'], cfi['failed'], cfi['too_big'],
+             fmt_ns(cfi['build_ns']), fmt_ns(cfi['build_ns'] / max(cfi['built'], 1)),
+             fmt_bytes(cfi['bytes'])))
+        w('Cold ticks (`thread_cache=0`: every thread unwound at every tick) over the\n'
+          'same processes, with the tables (default) and with frame pointers only\n'
+          '(`cfi_cache_mb=0`):\n\n')
+        w('| user stacks | threads visited | wall / thread | CPU / thread | user frames / walk | frames found with a table |\n'
+          '|---|---:|---:|---:|---:|---:|\n')
+        for mode, title in (('on', '.eh_frame tables'), ('off', 'frame pointers only')):
+            m = cfi.get(mode)
+            if m:
+                w('| %s | %s | %s | %s | %.1f | %s |\n'
+                  % (title, fmt_int(m['visited']), fmt_ns(m['wall']), fmt_ns(m['cpu']),
+                     m['frames_per_walk'], fmt_int(m['cfi_frames'])))
+        if cfi.get('on') and cfi.get('off'):
+            w('\nWith the tables a cold capture costs %s the frame-pointer walk per thread\n'
+              'and finds %.1f× the user frames.\n'
+              % (fmt_x(cfi['on']['wall'] / max(cfi['off']['wall'], 1)),
+                 cfi['on']['frames_per_walk'] / max(cfi['off']['frames_per_walk'], 0.01)))
+        w('\n')
 
     # ---- profiles
     w('## Where the time goes\n\n')

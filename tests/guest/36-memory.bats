@@ -150,10 +150,11 @@ wait_readers() {
 	offs_load
 	for k in max_stacks max_stacks_limit thread_cache thread_cache_limit max_retired \
 		 generations_retired sym_max sym_entries user_stacks_unique user_paths_unique \
-		 cache_entries memory_bytes; do
+		 cache_entries memory_bytes cfi_cache_mb cfi_tables cfi_bytes; do
 		run -0 stat_get "$k"
 		assert_output --regexp '^[0-9]+$'
 	done
 	assert_equal "$(stat_get sym_max)" 65536
 	assert_equal "$(stat_get max_retired)" 4
+	assert_equal "$(stat_get cfi_cache_mb)" 64
 }

@@ -17,6 +17,7 @@ teardown() {
 	[ -z "${SF_PID:-}" ] || { kill "$SF_PID" 2>/dev/null; wait "$SF_PID" 2>/dev/null || true; }
 	SF_PID=
 	pkill -f offsample-safety || true
+	workload_stop
 }
 
 teardown_file() {

@@ -20,6 +20,7 @@ teardown_file() {
 	load lib
 	pkill -x osw-ustack || true
 	offs_unload
+	jail_teardown || true
 	slow_disk_teardown osw-slow2
 	rmdir /sys/fs/cgroup/osw-cg 2>/dev/null || true
 }
@@ -93,14 +94,20 @@ ustack_of() {
 	assert_line "sleep nanosleep"
 }
 
-@test "without frame pointers: the leaf frame and the system call" {
+@test "without frame pointers: whole call chains from .eh_frame, as with frame pointers" {
+	local b='\(offsample-ustack-nofp\)'
 	run_ustack "$TOP/build/offsample-ustack-nofp"
 	"$SYM" < "$BATS_TEST_TMPDIR/d" > "$BATS_TEST_TMPDIR/after"
 	f=$BATS_TEST_TMPDIR/after
-	for pair in io:do_pread lock:take_lock net:do_recv sleep:do_sleep; do
-		run -0 ustack_of "$f" "${pair%%:*}"
-		assert_output --regexp "^${pair#*:}\\+0x[0-9a-f]+ \\(offsample-ustack-nofp\\)"
-	done
+	run -0 ustack_of "$f" io
+	assert_output --regexp "^do_pread\+0x[0-9a-f]+ $b;worker_io\+0x[0-9a-f]+ $b;start_thread"
+	run -0 ustack_of "$f" lock
+	assert_output --regexp "^take_lock\+0x[0-9a-f]+ $b;worker_lock\+"
+	run -0 ustack_of "$f" net
+	assert_output --regexp "^do_recv\+0x[0-9a-f]+ $b;worker_net\+"
+	run -0 ustack_of "$f" sleep
+	assert_output --regexp "^do_sleep\+0x[0-9a-f]+ $b;main_wait\+0x[0-9a-f]+ $b;main\+"
+	[ "$(stat_get user_cfi_frames)" -gt 0 ]
 	w=$(col wobj "$BATS_TEST_TMPDIR/d")
 	run -0 awk -F'\t' -v w="$w" '!/^#/ && $6 == "osw-ustack" { print $2, $w }' "$BATS_TEST_TMPDIR/d"
 	assert_line --regexp '^io pread64\('
@@ -117,6 +124,69 @@ ustack_of() {
 	assert_output --regexp '^/tmp/osw-replace\+0x[0-9a-f]+ \(replaced\)'
 	refute_output --partial do_pread
 	rm -f /tmp/osw-replace
+}
+
+# A root directory of its own for a process: /usr bound in, a copy of
+# bash named osw-jailed (its comm), a FIFO to wait on.
+JAIL=/tmp/osw-jail
+
+jail_setup() {
+	mkdir -p $JAIL/usr $JAIL/old
+	mountpoint -q $JAIL/usr || mount --bind /usr $JAIL/usr
+	ln -sfn usr/lib $JAIL/lib
+	ln -sfn usr/lib64 $JAIL/lib64
+	ln -sfn usr/bin $JAIL/bin
+	cp /usr/bin/bash $JAIL/osw-jailed
+	[ -p $JAIL/osw-fifo ] || mkfifo $JAIL/osw-fifo
+}
+
+# Never rm -r a tree with /usr still bound into it.
+jail_teardown() {
+	pkill -x osw-jailed || true
+	sleep 0.3
+	umount $JAIL/usr 2>/dev/null || true
+	if mountpoint -q $JAIL/usr; then
+		echo "jail_teardown: $JAIL/usr is still mounted" >&2
+		return 1
+	fi
+	rm -rf --one-file-system $JAIL
+}
+
+# jail_sample FILE COMMAND...: run COMMAND (which starts osw-jailed waiting
+# on the FIFO), sample 2 s into FILE, stop it and undo the jail.
+jail_sample() {
+	local f=$1
+	shift
+	jail_setup
+	"$@" 3>&- &
+	sleep 1.5
+	cat $P/drain > /dev/null
+	sleep 2
+	cat $P/drain > "$f"
+	jail_teardown
+}
+
+# jailed_named FILE: the osw-jailed records wait on /osw-fifo in libc
+# called from /osw-jailed, with no trace of the host's path to the jail.
+jailed_named() {
+	run -0 awk -F'\t' -v w="$(col wobj "$1")" -v u="$(col ustack "$1")" \
+		'!/^#/ && $6 == "osw-jailed" { print $2, $w, $u }' "$1"
+	assert_output --regexp '^ipc read\(/osw-fifo\) /usr/lib/x86_64-linux-gnu/libc\.so\.6\+0x[0-9a-f]+;.*/osw-jailed\+0x'
+	refute_output --partial /tmp/osw-jail
+}
+
+JAILED_CMD='exec 3<>/osw-fifo; read x <&3'
+
+@test "chroot: files and wait objects are named as the process sees them" {
+	jail_sample "$BATS_TEST_TMPDIR/d" chroot $JAIL /osw-jailed -c "$JAILED_CMD"
+	jailed_named "$BATS_TEST_TMPDIR/d"
+}
+
+@test "mount namespace (pivot_root, as containers do): files are named from its root" {
+	jail_sample "$BATS_TEST_TMPDIR/d" unshare -m sh -c "mount --make-rprivate / &&
+		mount --rbind $JAIL $JAIL && cd $JAIL && pivot_root . old &&
+		exec /osw-jailed -c '$JAILED_CMD'"
+	jailed_named "$BATS_TEST_TMPDIR/d"
 }
 
 @test "cgroup: records carry the cgroup path, and cgroup= restricts sampling" {

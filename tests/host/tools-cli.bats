@@ -138,6 +138,16 @@ as_nobody() {
 	assert_line "user stacks: off (user_stacks=N); 5000 walks, 4 cut short (page not in memory), 3 busy (mmap lock held)"
 	assert_line "bounds:      max_stacks 8192 of 23312 allowed here, thread_cache 65536 of 1006064; 1 of 4 old generations held open (2 drains/resets refused)"
 	assert_line "access:      7 opens refused (no CAP_SYS_ADMIN, not in group=)"
+	refute_line --partial "cfi tables:"
+	# 0.2: compiled .eh_frame tables.
+	printf '%-24s %s\n' cfi_cache_mb 64 cfi_tables 12 cfi_bytes 3145728 cfi_builds_pending 1 \
+		cfi_built 10 cfi_failed 1 cfi_too_big 0 cfi_evicted 2 cfi_build_ns 250000000 \
+		user_cfi_frames 4321 >> "$FP/stats"
+	run -0 "$OFFS" status
+	assert_line "cfi tables:  12 files, 3.0 of 64 MiB; 10 built (250.0 ms), 1 failed, 0 too big, 2 evicted, 1 pending; 4321 frames found with them"
+	sed -i 's/^cfi_cache_mb .*/cfi_cache_mb             0/' "$FP/stats"
+	run -0 "$OFFS" status
+	assert_line "cfi tables:  off (cfi_cache_mb=0: frame pointers only)"
 	# An older module without them: no such lines.
 	rm "$FS/user_stacks" "$FS/max_user_depth" "$FS/cgroup"
 	run -0 "$OFFS" status

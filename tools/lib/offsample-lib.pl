@@ -633,6 +633,16 @@ sub cmd_status {
 			$out .= sprintf(", %d busy (mmap lock held)", $num->('user_trylock_failed'));
 		}
 		$out .= "\n";
+		# 0.2: .eh_frame tables.
+		if (exists $st{cfi_cache_mb}) {
+			$out .= $num->('cfi_cache_mb')
+				? sprintf("cfi tables:  %d files, %.1f of %d MiB; %d built (%.1f ms), %d failed, %d too big, %d evicted, %d pending; %d frames found with them\n",
+					$num->('cfi_tables'), $num->('cfi_bytes') / 1048576, $num->('cfi_cache_mb'),
+					$num->('cfi_built'), $num->('cfi_build_ns') / 1e6, $num->('cfi_failed'),
+					$num->('cfi_too_big'), $num->('cfi_evicted'), $num->('cfi_builds_pending'),
+					$num->('user_cfi_frames'))
+				: "cfi tables:  off (cfi_cache_mb=0: frame pointers only)\n";
+		}
 	}
 	if (exists $p{cgroup}) {
 		$out .= 'cgroup:      ' . ($p{cgroup} eq '' ? 'all (no cgroup filter)'

@@ -1,0 +1,358 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ucache.c - compiled CFI tables (ucfi.c), one per mapped file, shared by
+ * every process that maps it.
+ *
+ * Entries are keyed by the file's identity (device, inode, generation,
+ * size, mtime, ctime), not by path or struct file: every process mapping
+ * libc.so.6 shares one table, a replaced file gets a new one.  A table is
+ * built once, asynchronously (a work item on offs_ucache_wq reads the file
+ * through the page cache with kernel_read()), so the sampler never waits
+ * for I/O: until it is ready, frames in that file are followed by frame
+ * pointers and the capture is not cached (cache.c), so the next tick
+ * tries again.  A file without usable CFI keeps a failed entry, so it is
+ * not read again.
+ *
+ * Memory is bounded by the cfi_cache_mb parameter: tables not in use by
+ * the sampler are evicted, least recently used first; a file whose table
+ * alone would not fit is not kept (counted, frame pointers for it).  The
+ * number of entries is bounded too (OFFS_UCACHE_MAX_ENTS, failed ones
+ * included: the least recently used goes), and so are the builds queued.
+ *
+ * Locking: offs_ucache_lock (a mutex) protects the hash, the LRU list,
+ * reference counts and totals; users are the sampler kthread (no lock of a
+ * sampled task held: see umm.c) and the build work items.  The table
+ * pointer of an entry is published once with release semantics and read
+ * locklessly (offs_ucache_table()), also under a task's pi_lock.
+ */
+#include <linux/slab.h>
+#include <linux/mm.h>
+#include <linux/fs.h>
+#include <linux/file.h>
+#include <linux/jhash.h>
+#include <linux/workqueue.h>
+#include <linux/mutex.h>
+#include <linux/ktime.h>
+
+#include "offsample.h"
+#include "ucfi.h"
+#include "ucache.h"
+
+#define OFFS_UCACHE_BITS	10
+#define OFFS_UCACHE_MAX_ENTS	8192	/* failed entries included */
+#define OFFS_UCACHE_MAX_JOBS	32	/* builds queued or running */
+
+enum { OFFS_UCFI_PENDING, OFFS_UCFI_READY, OFFS_UCFI_FAILED };
+
+struct offs_ucfi_ent {
+	struct hlist_node node;
+	struct list_head lru;		/* built or failed, most recent first */
+	u32 hash;
+	dev_t dev;
+	u64 ino;
+	u32 gen;
+	loff_t size;
+	struct timespec64 mtime;
+	struct timespec64 ctime;
+	unsigned int refs;		/* sessions of the sampler using it */
+	u8 state;
+	struct offs_cfi_table *table;	/* set once, release */
+};
+
+struct offs_ucfi_job {
+	struct work_struct work;
+	struct file *file;
+	struct offs_ucfi_ent *ent;
+};
+
+static DEFINE_MUTEX(offs_ucache_lock);
+static struct hlist_head offs_ucache_buckets[1 << OFFS_UCACHE_BITS];
+static LIST_HEAD(offs_ucache_lru);
+static unsigned int offs_ucache_nents;
+static unsigned int offs_ucache_jobs;
+static size_t offs_ucache_bytes;	/* tables of ready entries */
+static struct workqueue_struct *offs_ucache_wq;
+
+struct offs_ucache_stats offs_ucache_stats;
+
+static void offs_ucfi_key(struct file *file, struct offs_ucfi_ent *k)
+{
+	struct inode *inode = file_inode(file);
+
+	k->dev = inode->i_sb->s_dev;
+	k->ino = inode->i_ino;
+	k->gen = inode->i_generation;
+	k->size = i_size_read(inode);
+	k->mtime = offs_inode_mtime(inode);
+	k->ctime = offs_inode_ctime(inode);
+	k->hash = jhash_3words(k->dev, (u32)k->ino, (u32)k->size ^ k->gen,
+			       (u32)k->mtime.tv_nsec);
+}
+
+static bool offs_ucfi_same(const struct offs_ucfi_ent *a,
+			   const struct offs_ucfi_ent *b)
+{
+	return a->hash == b->hash && a->dev == b->dev && a->ino == b->ino &&
+	       a->gen == b->gen && a->size == b->size &&
+	       timespec64_equal(&a->mtime, &b->mtime) &&
+	       timespec64_equal(&a->ctime, &b->ctime);
+}
+
+/* offs_ucache_lock held. */
+static void offs_ucfi_free(struct offs_ucfi_ent *e)
+{
+	lockdep_assert_held(&offs_ucache_lock);
+	hlist_del(&e->node);
+	if (e->state != OFFS_UCFI_PENDING)
+		list_del(&e->lru);
+	if (e->state == OFFS_UCFI_READY) {
+		offs_ucache_bytes -= e->table->bytes;
+		atomic64_sub(e->table->bytes, &offs_stats.mem_bytes);
+	}
+	offs_ucache_nents--;
+	offs_cfi_free(e->table);
+	kfree(e);
+	atomic64_sub(sizeof(*e), &offs_stats.mem_bytes);
+}
+
+static size_t offs_ucache_cap(void)
+{
+	return (size_t)READ_ONCE(offs_cfi_cache_mb) << 20;
+}
+
+/*
+ * Evict ready tables nobody uses until `need` more bytes fit; returns
+ * whether they do.  offs_ucache_lock held.
+ */
+static bool offs_ucache_make_room(size_t need)
+{
+	struct offs_ucfi_ent *e, *tmp;
+	size_t cap = offs_ucache_cap();
+
+	if (need > cap)
+		return false;
+	list_for_each_entry_safe_reverse(e, tmp, &offs_ucache_lru, lru) {
+		if (offs_ucache_bytes + need <= cap)
+			break;
+		/* Failed entries take no table: they stay (not read again). */
+		if (e->refs || e->state != OFFS_UCFI_READY)
+			continue;
+		offs_ucfi_free(e);
+		offs_ucache_stats.evicted++;
+	}
+	return offs_ucache_bytes + need <= cap;
+}
+
+/*
+ * The entry count is at its bound: forget the least recently used entry
+ * nobody uses, built or failed (a failed file may then be tried again).
+ * offs_ucache_lock held.
+ */
+static void offs_ucache_evict_one(void)
+{
+	struct offs_ucfi_ent *e;
+
+	list_for_each_entry_reverse(e, &offs_ucache_lru, lru) {
+		if (!e->refs) {
+			offs_ucfi_free(e);
+			offs_ucache_stats.evicted++;
+			return;
+		}
+	}
+}
+
+/* page-cache reads for the compiler (ucfi.c) */
+static int offs_ucfi_read(void *ctx, u64 off, void *buf, size_t len)
+{
+	struct file *file = ctx;
+	loff_t pos = off;
+	ssize_t n;
+
+	while (len) {
+		n = kernel_read(file, buf, len, &pos);
+		if (n < 0)
+			return n;
+		if (!n)
+			return -EINVAL;		/* the file is shorter */
+		buf += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* Work item: build one table (process context, may sleep and do I/O). */
+static void offs_ucfi_build_fn(struct work_struct *work)
+{
+	struct offs_ucfi_job *job = container_of(work, struct offs_ucfi_job,
+						 work);
+	struct offs_ucfi_ent *e = job->ent;
+	struct offs_cfi_src src = {
+		.read = offs_ucfi_read,
+		.ctx = job->file,
+		.size = i_size_read(file_inode(job->file)),
+	};
+	struct offs_cfi_table *t = NULL;
+	u64 t0 = ktime_get_ns();
+	int err;
+
+	err = offs_cfi_build(&src, &t);
+	fput(job->file);
+
+	mutex_lock(&offs_ucache_lock);
+	offs_ucache_stats.build_ns += ktime_get_ns() - t0;
+	if (!err && !offs_ucache_make_room(t->bytes)) {
+		offs_ucache_stats.too_big++;
+		err = -E2BIG;
+	}
+	list_add(&e->lru, &offs_ucache_lru);
+	if (err) {
+		offs_cfi_free(t);
+		e->state = OFFS_UCFI_FAILED;
+		offs_ucache_stats.failed++;
+	} else {
+		offs_ucache_bytes += t->bytes;
+		atomic64_add(t->bytes, &offs_stats.mem_bytes);
+		e->state = OFFS_UCFI_READY;
+		/* Pairs with the acquire in offs_ucache_table(). */
+		smp_store_release(&e->table, t);
+		offs_ucache_stats.built++;
+	}
+	offs_ucache_jobs--;
+	mutex_unlock(&offs_ucache_lock);
+	kfree(job);
+}
+
+/*
+ * Files on FUSE are served by a user-space daemon, possibly one of the
+ * processes we sample: a read could wait for it for good, and with it the
+ * build queue and rmmod.  Their frames are followed with frame pointers.
+ */
+static bool offs_ucache_unsafe_fs(struct file *file)
+{
+	const char *name = file_inode(file)->i_sb->s_type->name;
+
+	return !strncmp(name, "fuse", 4);
+}
+
+/*
+ * The entry for the file a process maps, with a reference (drop it with
+ * offs_ucache_put()), or NULL (CFI off, or no room for another entry).  A
+ * file seen for the first time gets its table built in the background.
+ * Sampler kthread; sleeps (mutex, allocations); no lock of a sampled task
+ * held.
+ */
+struct offs_ucfi_ent *offs_ucache_get(struct file *file)
+{
+	struct offs_ucfi_ent key, *e;
+	struct offs_ucfi_job *job;
+	struct hlist_head *bucket;
+
+	if (!READ_ONCE(offs_cfi_cache_mb) || !offs_ucache_wq ||
+	    offs_ucache_unsafe_fs(file))
+		return NULL;
+	offs_ucfi_key(file, &key);
+	mutex_lock(&offs_ucache_lock);
+	bucket = &offs_ucache_buckets[hash_32(key.hash, OFFS_UCACHE_BITS)];
+	hlist_for_each_entry(e, bucket, node) {
+		if (offs_ucfi_same(e, &key)) {
+			if (e->state != OFFS_UCFI_PENDING)
+				list_move(&e->lru, &offs_ucache_lru);
+			goto found;
+		}
+	}
+	e = NULL;
+	if (offs_ucache_nents >= OFFS_UCACHE_MAX_ENTS)
+		offs_ucache_evict_one();
+	if (offs_ucache_nents >= OFFS_UCACHE_MAX_ENTS ||
+	    offs_ucache_jobs >= OFFS_UCACHE_MAX_JOBS)
+		goto out;
+	e = kzalloc(sizeof(*e), GFP_KERNEL | __GFP_NOWARN);
+	job = kzalloc(sizeof(*job), GFP_KERNEL | __GFP_NOWARN);
+	if (!e || !job) {
+		kfree(e);
+		kfree(job);
+		e = NULL;
+		goto out;
+	}
+	*e = key;
+	INIT_LIST_HEAD(&e->lru);
+	e->state = OFFS_UCFI_PENDING;
+	hlist_add_head(&e->node, bucket);
+	offs_ucache_nents++;
+	atomic64_add(sizeof(*e), &offs_stats.mem_bytes);
+	INIT_WORK(&job->work, offs_ucfi_build_fn);
+	job->file = get_file(file);
+	job->ent = e;
+	offs_ucache_jobs++;
+	queue_work(offs_ucache_wq, &job->work);
+found:
+	e->refs++;
+out:
+	mutex_unlock(&offs_ucache_lock);
+	return e;
+}
+
+void offs_ucache_put(struct offs_ucfi_ent *e)
+{
+	mutex_lock(&offs_ucache_lock);
+	e->refs--;
+	mutex_unlock(&offs_ucache_lock);
+}
+
+/*
+ * The table of e if it is built; *pending: it is not yet.  Lockless, any
+ * context (pin.c calls it with a task's pi_lock held): the caller holds a
+ * reference, so e and its table stay.
+ */
+const struct offs_cfi_table *offs_ucache_table(const struct offs_ucfi_ent *e,
+					       bool *pending)
+{
+	/* Pairs with the release in offs_ucfi_build_fn(): a whole table. */
+	const struct offs_cfi_table *t = smp_load_acquire(&e->table);
+
+	if (!t && READ_ONCE(e->state) == OFFS_UCFI_PENDING)
+		*pending = true;
+	return t;
+}
+
+/* Totals for /proc/offsample/stats. */
+void offs_ucache_totals(unsigned int *ents, size_t *bytes, unsigned int *jobs)
+{
+	*ents = READ_ONCE(offs_ucache_nents);
+	*bytes = READ_ONCE(offs_ucache_bytes);
+	*jobs = READ_ONCE(offs_ucache_jobs);
+}
+
+/* cfi_cache_mb was lowered: evict down to it (tables in use stay). */
+void offs_ucache_shrink(void)
+{
+	mutex_lock(&offs_ucache_lock);
+	offs_ucache_make_room(0);
+	mutex_unlock(&offs_ucache_lock);
+}
+
+int offs_ucache_init(void)
+{
+	/* Unbound, one build at a time: a background job, never a burst. */
+	offs_ucache_wq = alloc_workqueue("offsample_cfi", WQ_UNBOUND, 1);
+	return offs_ucache_wq ? 0 : -ENOMEM;
+}
+
+/* The sampler is stopped: no session holds an entry. */
+void offs_ucache_exit(void)
+{
+	struct offs_ucfi_ent *e;
+	struct hlist_node *tmp;
+	unsigned int i;
+
+	/* Waits for the builds queued or running. */
+	destroy_workqueue(offs_ucache_wq);
+	offs_ucache_wq = NULL;
+	mutex_lock(&offs_ucache_lock);
+	for (i = 0; i < ARRAY_SIZE(offs_ucache_buckets); i++)
+		hlist_for_each_entry_safe(e, tmp, &offs_ucache_buckets[i], node) {
+			WARN_ON(e->refs);
+			offs_ucfi_free(e);
+		}
+	mutex_unlock(&offs_ucache_lock);
+}

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef OFFS_UCACHE_H
+#define OFFS_UCACHE_H
+
+#include "offsample.h"
+#include "ucfi.h"
+
+struct file;
+struct offs_ucfi_ent;
+
+/* Counters of ucache.c, under its lock (read without it for stats). */
+struct offs_ucache_stats {
+	u64 built;
+	u64 failed;
+	u64 too_big;
+	u64 evicted;
+	u64 build_ns;
+};
+
+extern struct offs_ucache_stats offs_ucache_stats;
+extern unsigned int offs_cfi_cache_mb;
+
+int offs_ucache_init(void);
+void offs_ucache_exit(void);
+struct offs_ucfi_ent *offs_ucache_get(struct file *file);
+void offs_ucache_put(struct offs_ucfi_ent *e);
+const struct offs_cfi_table *offs_ucache_table(const struct offs_ucfi_ent *e,
+					       bool *pending);
+void offs_ucache_totals(unsigned int *ents, size_t *bytes, unsigned int *jobs);
+void offs_ucache_shrink(void);
+
+#endif /* OFFS_UCACHE_H */
