@@ -204,7 +204,7 @@ static struct offs_range_param offs_threads_rate_range = {
 };
 
 /* The largest cfi_cache_mb this machine allows: 1/16 of RAM. */
-static unsigned int offs_cfi_cache_limit(void)
+unsigned int offs_cfi_cache_limit(void)
 {
 	return min_t(u64, offs_ram_bytes() / 16 >> 20, 65536);
 }

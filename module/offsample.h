@@ -318,6 +318,7 @@ kgid_t offs_procfs_group(void);
 /* main.c: what a size parameter may reserve, from the machine's RAM. */
 unsigned int offs_max_stacks_limit(void);
 unsigned int offs_thread_cache_limit(void);
+unsigned int offs_cfi_cache_limit(void);
 
 /* sampler.c */
 int offs_sampler_start(void);

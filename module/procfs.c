@@ -827,6 +827,7 @@ static int offs_stats_show(struct seq_file *m, void *v)
 	OFFS_SHOW("user_paths_unique", offs_upath_count());
 	offs_ucache_totals(&cfi_ents, &cfi_bytes, &cfi_jobs);
 	OFFS_SHOW("cfi_cache_mb", READ_ONCE(offs_cfi_cache_mb));
+	OFFS_SHOW("cfi_cache_mb_limit", offs_cfi_cache_limit());
 	OFFS_SHOW("cfi_tables", cfi_ents);
 	OFFS_SHOW("cfi_bytes", cfi_bytes);
 	OFFS_SHOW("cfi_builds_pending", cfi_jobs);

@@ -11,7 +11,8 @@
 #      exit status is non-zero if anything failed or did not run.
 #
 #   tests/run.sh [--host-only | --guest-only]
-# Environment: OFFS_KERNELS (default|rt|all or a list of releases).
+# Environment: OFFS_KERNELS (default|rt|all or a list of releases),
+# OFFS_GUEST_JOBS (guests booted at once, default 2).
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 cd "$TOP"
@@ -88,6 +89,11 @@ if [ $mode != host ]; then
 		cat "$RESULTS/guest-setup.log" >&2
 		fail_step "make install for the guests"
 	fi
+	# Build for every kernel first, then boot the guests, OFFS_GUEST_JOBS
+	# at a time (default 2: both test kernels at once; a guest spends most
+	# of its time in the tests' waits, so two share a 2-CPU machine, and
+	# the suite takes about half as long).
+	ready=()
 	for k in $kernels; do
 		if ! make --no-print-directory KVER="$k" module >"$RESULTS/build-$k.log" 2>&1; then
 			cat "$RESULTS/build-$k.log" >&2
@@ -97,13 +103,33 @@ if [ $mode != host ]; then
 		if grep -i 'warning:' "$RESULTS/build-$k.log"; then
 			fail_step "module build for $k has warnings"
 		fi
-		echo "== guest $k"
+		ready+=("$k")
+	done
+	jobs=${OFFS_GUEST_JOBS:-2}
+	pids=()
+	for k in "${ready[@]}"; do
 		out=$RESULTS/guest-$k
-		start=$(date +%s)
-		tests/vm/run-guest.sh "$k" "$out" -- tests/guest/run.sh "$out"
-		rc=$?
-		echo "   guest $k: exit $rc after $(( $(date +%s) - start ))s"
-		if [ $rc -eq 125 ]; then
+		echo "== guest $k: started $(date -u +%TZ)"
+		(
+			start=$(date +%s)
+			tests/vm/run-guest.sh "$k" "$out" -- tests/guest/run.sh "$out" \
+				> "$out.log" 2>&1
+			echo "$? $(( $(date +%s) - start ))" > "$out.rc"
+		) &
+		pids+=($!)
+		if [ ${#pids[@]} -ge "$jobs" ]; then
+			wait "${pids[0]}"
+			pids=("${pids[@]:1}")
+		fi
+	done
+	wait
+	for k in "${ready[@]}"; do
+		out=$RESULTS/guest-$k
+		echo "== guest $k"
+		cat "$out.log"
+		read -r rc secs < "$out.rc" 2>/dev/null || { rc=125 secs=?; }
+		echo "   guest $k: exit $rc after ${secs}s"
+		if [ "$rc" -eq 125 ]; then
 			fail_step "guest $k did not run"
 			continue
 		fi

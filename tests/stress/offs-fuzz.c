@@ -24,8 +24,9 @@
  * in full; at the end sane parameters are restored and the sampler must
  * tick.  Prints "key value" lines; exit status 1 on any mismatch.
  *
- * max_stacks and thread_cache accept at most the limits the module
- * derives from RAM (max_stacks_limit, thread_cache_limit in stats).
+ * max_stacks, thread_cache and cfi_cache_mb accept at most the limits
+ * the module derives from RAM (max_stacks_limit, thread_cache_limit,
+ * cfi_cache_mb_limit in stats).
  *
  * group= is set at load time only: every write to it must fail with
  * EACCES.  Paths through a cgroup *file* ("/cgroup.procs/x") must fail
@@ -73,6 +74,7 @@ static struct target targets[] = {
 	{ .name = "max_user_depth", .kind = K_UINT, .min = 1, .max = 128, .restore = "32" },
 	{ .name = "max_retired", .kind = K_UINT, .min = 1, .max = 16, .restore = "4" },
 	{ .name = "threads_rate", .kind = K_UINT, .min = 1, .max = 10000000, .restore = "20000" },
+	{ .name = "cfi_cache_mb", .kind = K_UINT, .min = 0, .max = 65536, .restore = "64" },
 	{ .name = "group", .kind = K_GROUP, .min = 0, .max = 0, .restore = NULL },
 	{ .name = "cgroup", .kind = K_CGROUP, .min = 0, .max = 0, .restore = "" },
 	{ .name = "control", .kind = K_CONTROL, .min = 0, .max = 0, .restore = NULL },
@@ -82,7 +84,7 @@ static struct target targets[] = {
 	{ .name = "stats", .kind = K_RO, .min = 0, .max = 0, .restore = NULL },
 };
 #define NTARGETS (sizeof(targets) / sizeof(targets[0]))
-#define NPARAMS	13	/* targets[0..NPARAMS) are module parameters */
+#define NPARAMS	14	/* targets[0..NPARAMS) are module parameters */
 
 static const char *cgroot = "/sys/fs/cgroup";
 static bool verbose;
@@ -930,8 +932,9 @@ int main(int argc, char **argv)
 	if (access(PARAMS "/hz", W_OK))
 		die("offsample is not loaded (or not root)");
 	/*
-	 * max_stacks and thread_cache are also bounded by a share of this
-	 * machine's RAM: the module says where (stats), the model follows.
+	 * max_stacks, thread_cache and cfi_cache_mb are also bounded by a
+	 * share of this machine's RAM: the module says where (stats), the
+	 * model follows.
 	 */
 	for (k = 0; k < NTARGETS; k++) {
 		long long lim = -1;
@@ -940,6 +943,8 @@ int main(int argc, char **argv)
 			lim = stat_get("max_stacks_limit");
 		else if (!strcmp(targets[k].name, "thread_cache"))
 			lim = stat_get("thread_cache_limit");
+		else if (!strcmp(targets[k].name, "cfi_cache_mb"))
+			lim = stat_get("cfi_cache_mb_limit");
 		else
 			continue;
 		if (lim < 0)
