@@ -9,7 +9,8 @@
 #
 # Environment: BENCH_KERNEL (guest kernel release; default the first line
 # of tests/vm/kernels.sh), BENCH_QUICK=1 (smoke run: the report goes to
-# build/bench/BENCHMARKS.md instead of docs/), BENCH_MEMORY (4G),
+# build/bench/BENCHMARKS.md instead of docs/; so does a run of some of
+# the BENCH_SECTIONS only), BENCH_MEMORY (4G),
 # BENCH_CPUS (2), BENCH_TIMEOUT (seconds, 5400), and the BENCH_* loop
 # counts of bench-inner.sh.  A full run keeps its raw results in
 # docs/bench/ next to docs/BENCHMARKS.md.
@@ -87,6 +88,7 @@ else
 		${BENCH_PIPE_ROUNDS:+BENCH_PIPE_ROUNDS="$BENCH_PIPE_ROUNDS"} \
 		${BENCH_READ_SIZES:+BENCH_READ_SIZES="$BENCH_READ_SIZES"} \
 		${BENCH_READS:+BENCH_READS="$BENCH_READS"} \
+		${BENCH_CFI_THREADS:+BENCH_CFI_THREADS="$BENCH_CFI_THREADS"} \
 		${BENCH_PROFILE:+BENCH_PROFILE="$BENCH_PROFILE"} \
 		tests/bench/bench-inner.sh "$OUT" || rc=$?
 fi
@@ -102,7 +104,13 @@ if [ $rc -ne 0 ]; then
 	exit 1
 fi
 
-if [ "$QUICK" = 1 ]; then
+# A run of some sections only does not replace the full report either.
+partial=0
+case " ${BENCH_SECTIONS:-tick pipe read cfi} " in
+*" tick "*" pipe "*" read "*" cfi "*) ;;
+*) partial=1 ;;
+esac
+if [ "$QUICK" = 1 ] || [ $partial = 1 ]; then
 	doc=$BUILD/bench/BENCHMARKS.md
 	raw=$OUT
 else

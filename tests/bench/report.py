@@ -696,16 +696,21 @@ def write_md(b, tick, pipe, read, rawdir, cfi=None):
     # ---- e. .eh_frame tables
     if cfi:
         w('## e. User stacks without frame pointers (.eh_frame tables)\n\n')
-        w('The files mapped executable by perl, python3, bash (waiting on a FIFO) and\n'
-          'the %s-thread sleeper program (libc, ld.so, the programs themselves):\n'
-          'each file\'s `.eh_frame` is compiled once into a table, in a background\n'
-          'work item; the cost below is paid once per file, not per sample.\n\n'
-          % fmt_int(cfi['threads']))
         total = sum(sz for _, sz in cfi['files'])
-        w('| files mapped | their size | tables built | failed | too big | build time, total | per table | table memory |\n'
-          '|---:|---:|---:|---:|---:|---:|---:|---:|\n')
-        w('| %d | %s | %d | %d | %d | %s | %s | %s |\n\n'
-          % (len(cfi['files']), fmt_bytes(total), cfi['built'], cfi['failed'], cfi['too_big'],
+        w('perl, python3, bash (waiting on a FIFO) and the %s-thread sleeper program\n'
+          'run while the module is loaded; together they map %d files executable\n'
+          '(%s: %s).  Each file\'s `.eh_frame` is compiled once into a table, in a\n'
+          'background work item, the first time a process mapping it is sampled;\n'
+          'the cost is paid once per file, not per sample.  Every process in the\n'
+          'guest is sampled, so tables are built for the files of the others too\n'
+          '(init, udev, shells): the counts below are all of them, until no build\n'
+          'was pending.\n\n'
+          % (fmt_int(cfi['threads']), len(cfi['files']), fmt_bytes(total),
+             ', '.join(os.path.basename(f) for f, _ in cfi['files'])))
+        w('| tables built | failed | too big | build time, total | per table | table memory |\n'
+          '|---:|---:|---:|---:|---:|---:|\n')
+        w('| %d | %d | %d | %s | %s | %s |\n\n'
+          % (cfi['built'], cfi['failed'], cfi['too_big'],
              fmt_ns(cfi['build_ns']), fmt_ns(cfi['build_ns'] / max(cfi['built'], 1)),
              fmt_bytes(cfi['bytes'])))
         w('Cold ticks (`thread_cache=0`: every thread unwound at every tick) over the\n'
