@@ -149,6 +149,7 @@ snapshot() {
 		[ -x "$d/usr/local/sbin/$f" ] || { echo "missing $f" >&2; false; }
 	done
 	[ -f "$d/usr/local/share/offsample/lib/offsample-lib.pl" ]
+	[ -f "$d/usr/local/share/offsample/lib/OffsampleStacks.pm" ]
 	for f in docs/man/*.[1-9]; do
 		[ -f "$d/usr/local/share/man/man${f##*.}/${f##*/}" ] || { echo "missing $f" >&2; false; }
 	done

@@ -476,7 +476,7 @@ prefix_with_symbolizer() {
 	P=$T/prefix
 	mkdir -p "$P/sbin" "$P/bin" "$P/share/offsample/lib"
 	cp "$OFFS" "$SCO" "$P/sbin/"
-	cp "$ROOT/tools/lib/offsample-lib.pl" "$P/share/offsample/lib/"
+	cp "$ROOT"/tools/lib/* "$P/share/offsample/lib/"
 	cp "$FG" "$P/bin/"
 	if [ -n "$1" ]; then
 		printf '%s\n' '#!/bin/sh' "$1" > "$P/bin/offsample-symbolize"
@@ -631,7 +631,7 @@ EOF
 	local p=$T/prefix
 	mkdir -p "$p/sbin" "$p/bin" "$p/share/offsample/lib" "$T/links"
 	cp "$OFFS" "$SCO" "$SCP" "$p/sbin/"
-	cp "$ROOT/tools/lib/offsample-lib.pl" "$p/share/offsample/lib/"
+	cp "$ROOT"/tools/lib/* "$p/share/offsample/lib/"
 	cp "$FG" "$p/bin/"
 	ln -s "$p/sbin/offsample" "$T/links/offsample"
 	run --separate-stderr env -i PATH=/usr/bin:/bin "$T/links/offsample" flamegraph "$SMALL"
@@ -654,7 +654,7 @@ EOF
 	local p=$T/prefix
 	mkdir -p "$p/sbin" "$p/bin" "$p/share/offsample/lib"
 	cp "$OFFS" "$SCO" "$p/sbin/"
-	cp "$ROOT/tools/lib/offsample-lib.pl" "$p/share/offsample/lib/"
+	cp "$ROOT"/tools/lib/* "$p/share/offsample/lib/"
 	cat > "$p/bin/offsample-flamegraph" <<'STUB'
 #!/usr/bin/perl
 print "ARG: $_\n" for @ARGV[0 .. $#ARGV - 1];

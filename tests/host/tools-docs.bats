@@ -22,6 +22,7 @@ setup() {
 	run -0 perl -c "$SCP"
 	run -0 perl -c "$SYMB"
 	run -0 perl -c "$ROOT/tools/lib/offsample-lib.pl"
+	run -0 perl -c "$ROOT/tools/lib/offsample-pprof.pl"
 	# set -eu and pipefail in the CLI.
 	run -0 grep -c '^set -eu -o pipefail$' "$OFFS"
 }
@@ -42,7 +43,7 @@ setup() {
 @test "offsample.8 documents every command and every option of the tools' --help" {
 	local text c o
 	text=$(MANWIDTH=200 man -l "$MAN8" 2>/dev/null)
-	for c in status record snapshot report collapse flamegraph top; do
+	for c in status record snapshot report collapse flamegraph pprof top; do
 		grep -q "^   $c\$" <<< "$text" || { echo "no section for $c"; return 1; }
 		# Long options listed in the command's --help.
 		for o in $("$OFFS" "$c" --help | grep -o -- '--[a-z][a-z-]*' | sort -u); do

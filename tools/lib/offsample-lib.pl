@@ -16,22 +16,12 @@ use strict;
 use warnings;
 use Getopt::Long qw(GetOptionsFromArray :config no_ignore_case bundling no_auto_abbrev);
 use POSIX qw(strftime floor);
+use FindBin;
+use lib $FindBin::RealBin;
+use OffsampleStacks qw(parse kfunc ufunc frames @V1 fail fail_on_die);
 
 my $PROG = $ENV{OFFSAMPLE_PROG} || 'offsample';
-
-sub fail {
-	my ($status, $msg) = @_;
-	$msg =~ s/\s+\z//;
-	$msg =~ s/\n/ /g;
-	print STDERR "$PROG: $msg\n";
-	exit $status;
-}
-$SIG{__DIE__} = sub {
-	return if $^S;
-	my $m = shift;
-	$m =~ s/ at \S+ line \d+\.?\n?\z//;
-	fail(1, $m);
-};
+fail_on_die($PROG);
 $SIG{__WARN__} = sub { };
 
 sub getopts {
@@ -57,95 +47,6 @@ my %RANK;
 sub letter { return $LETTER{$_[0]} // '?'; }
 sub rank { return $RANK{$_[0]} // scalar @REASONS; }
 sub tag { return '[' . letter($_[0]) . ']'; }
-
-my @V1 = qw(count reason state pid tid comm tname kstack);
-
-# parse(FILES) -> { gens => [hdr hashes], recs => [record hashes], bad => n }
-# A file may hold several generations (concatenated files).
-sub parse {
-	my @files = @_;
-	my (@gens, @recs);
-	my $bad = 0;
-	for my $file (@files) {
-		my $fh;
-		if ($file eq '-') {
-			$fh = \*STDIN;
-		} elsif (-d $file) {
-			fail(1, "$file: is a directory");
-		} elsif (!open($fh, '<', $file)) {
-			my $why = lc "$!";
-			fail(1, "cannot open $file: $why");
-		}
-		my %col;
-		@col{@V1} = (0 .. $#V1);
-		my $g;
-		while (my $line = <$fh>) {
-			$line =~ s/\r?\n\z//;
-			next if $line eq '';
-			if ($line =~ /^# offsample stacks v(\d+)/) {
-				$g = { format => $1, file => $file, extra => [] };
-				push @gens, $g;
-				%col = ();
-				@col{@V1} = (0 .. $#V1);
-				next;
-			}
-			if ($line =~ /^#/) {
-				next unless $g && $line =~ /^# ([A-Za-z0-9_-]+):\s?(.*?)\s*\z/;
-				my ($k, $v) = ($1, $2);
-				if ($k eq 'columns') {
-					%col = ();
-					my @n = split /\s+/, $v;
-					for my $i (0 .. $#n) { $col{$n[$i]} //= $i; }
-					$g->{has}{$_} = 1 for @n;
-				}
-				push @{$g->{extra}}, [$k, $v] unless exists $g->{$k};
-				$g->{$k} //= $v;
-				next;
-			}
-			my @f = split /\t/, $line, -1;
-			my ($ci, $ri, $ki) = @col{qw(count reason kstack)};
-			if (!$g || !defined $ci || !defined $ri || !defined $ki
-			    || @f <= $ki || @f <= $ci || @f <= $ri
-			    || $f[$ci] !~ /^\d+\z/ || $f[$ri] !~ /^[^\s;]+\z/) {
-				$bad++;
-				next;
-			}
-			my %r = (gen => $g, line => $line);
-			for my $n (qw(count reason state pid tid comm tname kstack ustack wobj cgroup)) {
-				my $v = defined $col{$n} && $col{$n} < @f ? $f[$col{$n}] : '-';
-				$v = '-' if $v eq '';
-				$r{$n} = $v;
-			}
-			push @recs, \%r;
-		}
-		close $fh if $file ne '-';
-	}
-	return { gens => \@gens, recs => \@recs, bad => $bad };
-}
-
-# "func+0x6d/0x150 [mod]" -> "func [mod]" (or unchanged with offsets).
-sub kfunc {
-	my ($f, $offsets) = @_;
-	return $f if $offsets;
-	$f =~ s/\+0x[0-9a-fA-F]+(?:\/0x[0-9a-fA-F]+)?(?= \[|\z)//;
-	return $f;
-}
-# A user frame named by offsample-symbolize, "func+0x12 (libc.so.6)" ->
-# "func (libc.so.6)"; others (not named, replaced, [anon]+0x...) unchanged.
-sub ufunc {
-	my ($f, $offsets) = @_;
-	return $f if $offsets || $f =~ m{^/};
-	$f =~ s/^(.+?)\+0x[0-9a-fA-F]+( \([^()]*\))\z/$1$2/s;
-	return $f;
-}
-
-# Frames of a record, leaf first: kernel frames, then user frames.
-sub frames {
-	my ($r, $offsets) = @_;
-	my @k = $r->{kstack} eq '-' ? () : map { kfunc($_, $offsets) } grep { $_ ne '' } split /;/, $r->{kstack};
-	my @u = $r->{ustack} eq '-' ? () : map { ufunc($_, $offsets) } grep { $_ ne '' } split /;/, $r->{ustack};
-	return (\@k, \@u);
-}
 
 sub pct {
 	my ($n, $total) = @_;
