@@ -311,6 +311,8 @@ install_tools() {
 	local f sec
 	while read -r f; do inst 755 "$f" "$SBINDIR/${f##*/}"; done < <(tool_files)
 	while read -r f; do inst 644 "$f" "$SHAREDIR/lib/${f##*/}"; done < <(lib_files)
+	# What --version of every tool prints.
+	inst 644 "$TOP/VERSION" "$SHAREDIR/VERSION"
 	while read -r f; do
 		sec=${f##*.}
 		inst 644 "$f" "$MANDIR/man$sec/${f##*/}"
@@ -455,6 +457,7 @@ do_uninstall() {
 		[ -f "$DESTDIR$MANIFEST" ] && grep -v '/$' "$DESTDIR$MANIFEST"
 		tool_files | sed "s|.*/|$SBINDIR/|"
 		lib_files | sed "s|.*/|$SHAREDIR/lib/|"
+		echo "$SHAREDIR/VERSION"
 		man_files | while read -r f; do echo "$MANDIR/man${f##*.}/${f##*/}"; done
 	} | sort -u | while read -r f; do
 		case "$f" in "$PREFIX"/*) ;; *) continue ;; esac

@@ -147,6 +147,9 @@ snapshot() {
 	assert_success
 	for f in offsample stackcollapse-offsample stackcollapse-procstat offsample-symbolize offsample-flamegraph; do
 		[ -x "$d/usr/local/sbin/$f" ] || { echo "missing $f" >&2; false; }
+		# --version works from the installed tree too.
+		run -0 "$d/usr/local/sbin/$f" --version
+		assert_output "$f $(cat "$TOP/VERSION")"
 	done
 	[ -f "$d/usr/local/share/offsample/lib/offsample-lib.pl" ]
 	[ -f "$d/usr/local/share/offsample/lib/OffsampleStacks.pm" ]

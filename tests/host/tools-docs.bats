@@ -27,6 +27,14 @@ setup() {
 	run -0 grep -c '^set -eu -o pipefail$' "$OFFS"
 }
 
+@test "--version: every tool prints its name and the version, status 0" {
+	local t
+	for t in "$OFFS" "$SCO" "$SCP" "$SYMB" "$FG"; do
+		run -0 "$t" --version
+		assert_output "${t##*/} $(cat "$ROOT/VERSION")"
+	done
+}
+
 @test "man pages render without groff warnings" {
 	local m
 	for m in "$MAN8" "$MAN4"; do
