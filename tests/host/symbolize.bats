@@ -177,6 +177,18 @@ mkstacks() {
 	assert_line "# symbolized: offsample-symbolize on $(uname -n)"
 }
 
+@test "input that is not offsample stacks (folded stacks, garbage): exit 2, nothing on stdout" {
+	printf 'a;b;c 3\nx;y 1\n' > "$T/folded"
+	run --separate-stderr "$SYM" "$T/folded"
+	assert_failure 2
+	assert_output ""
+	assert_equal "$stderr" "offsample-symbolize: $T/folded: not offsample stacks (line 1: no \"# offsample stacks\" header before it)"
+	run --separate-stderr "$SYM" <<< $'hello\nworld'
+	assert_failure 2
+	assert_output ""
+	assert_equal "$stderr" 'offsample-symbolize: standard input: not offsample stacks (line 1: no "# offsample stacks" header before it)'
+}
+
 @test "PIE executable and shared library: leaf at its offset, callers at offset-1, printed with theirs" {
 	mkstacks "$T/in" "$D/prog" "$D/libosd.so"
 	run --separate-stderr "$SYM" "$T/in"
