@@ -419,6 +419,26 @@ EOF
 	assert_output 2
 }
 
+@test "top names user frames (offsample-symbolize); --no-symbolize keeps PATH+0xOFFSET" {
+	local bin=$T/osw-top off
+	printf '__attribute__((noinline)) int wait_here(int x) { volatile int y = x; return y; }\nint main(int c, char **v) { (void)v; return wait_here(c); }\n' > "$T/p.c"
+	gcc -O1 -g -o "$bin" "$T/p.c"
+	off=$(nm "$bin" | awk '$3 == "wait_here" { print $1 }')
+	off=$(printf '0x%x' $((0x$off + 2)))
+	export OFFSAMPLE_CACHE_DIR=$T/cache
+	mkdir -m 700 "$OFFSAMPLE_CACHE_DIR"
+	{
+		printf '# offsample stacks v2\n# generation: 7\n# start: 1700000000.000\n# hz: 10\n# ticks: 10\n# samples: 10\n'
+		printf '# hostname: testhost\n# kernel: 6.1.0-56-amd64\n'
+		printf '# columns: count reason state pid tid comm tname kstack ustack wobj cgroup\n'
+		printf '10\tsleep\tS\t-\t-\tosw-top\t-\t__schedule+0x1/0x2;do_nanosleep+0x7b/0x140\t%s+%s\tnanosleep\t/\n' "$bin" "$off"
+	} > "$FP/stacks"
+	run -0 "$OFFS" top -n 1
+	assert_output --regexp '\[Z\] osw-top +do_nanosleep < wait_here \(osw-top\)'
+	run -0 "$OFFS" top -n 1 --no-symbolize
+	assert_output --partial "do_nanosleep < $bin+$off"
+}
+
 @test "top: deltas between two reads; a new generation is shown alone with a note" {
 	"$OFFS" top -n 2 -i 2 > "$T/top.out" &
 	BG=$!
