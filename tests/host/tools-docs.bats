@@ -37,7 +37,7 @@ setup() {
 
 @test "man pages render without groff warnings" {
 	local m
-	for m in "$MAN8" "$MAN4"; do
+	for m in "$MAN8" "$MAN4" "$ROOT/docs/man/offsample-flamegraph.1"; do
 		run --separate-stderr groff -man -ww -z "$m"
 		assert_success
 		assert_equal "$stderr" ""
@@ -68,6 +68,19 @@ setup() {
 		"(replaced)" "(missing)" "# symbolized:" user_stacks max_user_depth "--by wobj" \
 		"[I] io" "[Z] sleep" "[D] idle"; do
 		grep -qF -- "$o" <<< "$text" || { echo "missing: $o"; return 1; }
+	done
+}
+
+@test "offsample-flamegraph(1) and flamegraph/README.md document every option of its --help" {
+	local text o
+	text=$(MANWIDTH=200 man -l "$ROOT/docs/man/offsample-flamegraph.1" 2>/dev/null)
+	for o in $("$FG" --help | grep -o -- '--[a-z_][a-z_-]*' | sort -u); do
+		grep -q -- "$o" <<< "$text" || { echo "$o not in offsample-flamegraph.1"; return 1; }
+		grep -q -- "\`$o" "$ROOT/flamegraph/README.md" || { echo "$o not in flamegraph/README.md"; return 1; }
+	done
+	# Every page the manuals refer to exists (ours) or is a system page.
+	for o in $(grep -ho 'BR offsample[^ ]* ([0-9])' "$ROOT"/docs/man/*.[1-9] | sed 's/.*BR //; s/\\//g; s/ (\([0-9]\))/.\1/' | sort -u); do
+		[ -f "$ROOT/docs/man/$o" ] || { echo "SEE ALSO names a missing page: $o"; return 1; }
 	done
 }
 
