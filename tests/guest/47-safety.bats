@@ -35,8 +35,11 @@ sf_start() {
 	wait_line "$out" '^(ready|leader)' 300 "$SF_PID" > /dev/null
 }
 
-@test "a non-leader exec never inherits the old leader's cached stack" {
-	local out=$BATS_TEST_TMPDIR/exec.out f=$BATS_TEST_TMPDIR/d tid
+# exec_once OUT FILE: one run of the non-leader exec scenario, its
+# behaviour asserted (call it where errexit applies, not in a condition);
+# OUT says whether the counts matched (the run had teeth).
+exec_once() {
+	local out=$1 f=$2 tid
 	# hz=1: the leader is cached blocked, the exec and the new program's
 	# switch-count top-up fit between two ticks.
 	offs_load hz=1 key=pid,tid
@@ -55,8 +58,24 @@ sf_start() {
 	run -0 awk -F'\t' -v t="$tid" '!/^#/ && $5 == t && $6 != "oss-execl" { print $9 }' "$f"
 	assert_line --regexp '^new_program_wait\+'
 	refute_output --partial old_leader_wait
-	# The test had teeth this time (the counts matched).
-	grep -q 'matched$' "$out"
+	kill "$SF_PID" 2>/dev/null || true
+	wait "$SF_PID" 2>/dev/null || true
+	SF_PID=
+}
+
+@test "a non-leader exec never inherits the old leader's cached stack" {
+	local i
+	# The test has teeth only when the new program reaches the old
+	# leader's exact switch count; a slow kernel can overshoot it (the
+	# exec itself switches more), so up to three runs.
+	for i in 1 2 3; do
+		exec_once "$BATS_TEST_TMPDIR/exec.$i.out" "$BATS_TEST_TMPDIR/d.$i"
+		if grep -q 'matched$' "$BATS_TEST_TMPDIR/exec.$i.out"; then
+			return 0
+		fi
+	done
+	echo "the counts never matched in 3 runs (the behaviour was right each time)" >&2
+	return 1
 }
 
 @test "a fd table of a million slots does not make a visit scan it" {
@@ -84,9 +103,10 @@ sf_start() {
 # tick_cost SECONDS: average tick time (ns) over the next SECONDS.
 tick_cost() {
 	local a0 t0 a1 t1
-	read -r a0 t0 < <(awk '$1 == "tick_ns_avg" { a = $2 } $1 == "ticks" { t = $2 } END { print a * t, t }' $P/stats)
+	# printf: mawk prints a product above 2^31 as 1.17292e+10.
+	read -r a0 t0 < <(awk '$1 == "tick_ns_avg" { a = $2 } $1 == "ticks" { t = $2 } END { printf "%.0f %d\n", a * t, t }' $P/stats)
 	sleep "$1"
-	read -r a1 t1 < <(awk '$1 == "tick_ns_avg" { a = $2 } $1 == "ticks" { t = $2 } END { print a * t, t }' $P/stats)
+	read -r a1 t1 < <(awk '$1 == "tick_ns_avg" { a = $2 } $1 == "ticks" { t = $2 } END { printf "%.0f %d\n", a * t, t }' $P/stats)
 	echo $(( (a1 - a0) / (t1 - t0) ))
 }
 
