@@ -67,7 +67,7 @@ esac
 
 if [ $mode != guest ] && ls tests/host/*.bats >/dev/null 2>&1; then
 	echo "== host suites"
-	bats --tap tests/host/ > "$RESULTS/host.tap" 2> "$RESULTS/host.stderr"
+	bats --tap tests/host/ < /dev/null > "$RESULTS/host.tap" 2> "$RESULTS/host.stderr"
 	record "host" "$RESULTS/host.tap"
 fi
 

@@ -64,6 +64,28 @@ teardown() {
 	assert_equal "$(cat $PARAM/enabled) $(cat $PARAM/hz) $(cat $PARAM/key)" "Y 19 comm"
 }
 
+@test "pprof of the recording: go tool pprof's totals per reason are the file's; user functions named; filters on piped live input" {
+	local go r n
+	go=$(command -v /usr/lib/go/bin/go || command -v go) || fail "no go: tests/lib/deps.sh test installs golang-go"
+	export HOME=$T GOCACHE=$T/gocache
+	run -0 "$OFFS" pprof -o "$T/p.pb.gz" "$REC"
+	run -0 "$go" tool pprof -tags "$T/p.pb.gz"
+	assert_output --regexp "reason: Total $(sum_counts "$REC")(\.0| of [0-9]+)?"
+	for r in $(awk -F'\t' '!/^#/ { print $2 }' "$REC" | sort -u); do
+		n=$(sum_counts "$REC" "\$2 == \"$r\"")
+		assert_line --regexp " $n(\.0)? \([ 0-9.]+%\): $r\$"
+	done
+	# The workload's own functions, named by offsample-symbolize.
+	run -0 "$go" tool pprof -top -nodecount=1000 "$T/p.pb.gz"
+	assert_line --regexp ' t_mutex$'
+	assert_line --regexp ' t_pipe$'
+	# The live file piped in, filtered: only ipc samples.
+	cat /proc/offsample/stacks | "$OFFS" pprof --reason ipc -o "$T/ipc.pb.gz"
+	run -0 "$go" tool pprof -tags "$T/ipc.pb.gz"
+	assert_line --regexp ' \(  100%\): ipc$'
+	refute_line --regexp ': (lock|sleep)$'
+}
+
 @test "flamegraph FILE > out.svg: valid XML with the workload's frames and reasons" {
 	run --separate-stderr "$OFFS" flamegraph "$REC"
 	assert_success
@@ -216,6 +238,38 @@ teardown() {
 	assert_regex "$stderr" '^offsample record: no such cgroup: /osw-no-such-group \(.*\)$'
 	assert_equal "$(cat $PARAM/key; cat $PARAM/cgroup)" "$before"
 	[ ! -e "$T/none.stacks" ] || false
+}
+
+@test "record -- COMMAND: the command and its children only, until it exits" {
+	[ -f /sys/fs/cgroup/cgroup.procs ] || skip "no cgroup v2 hierarchy"
+	local before out=$T/cmd.stacks n
+	before=$(cat $PARAM/key; cat $PARAM/cgroup)
+	# Two sleeping children for 3 s, the shell waiting for them; the
+	# workload (osw-*) keeps running outside.
+	run --separate-stderr "$OFFS" record -o "$out" -- sh -c 'echo started; sleep 3 & sleep 3 & wait; exit 3'
+	assert_success
+	assert_output started
+	assert_equal "$stderr" "offsample record: sh -c 'echo started; sleep 3 & sleep 3 & wait; exit 3' exited with status 3"
+	assert_equal "$(cat $PARAM/key; cat $PARAM/cgroup)" "$before"
+	[ -z "$(find /sys/fs/cgroup -maxdepth 1 -name 'offsample-record-*')" ]
+	assert_equal "$(hdr_get command "$out")" "sh -c 'echo started; sleep 3 & sleep 3 & wait; exit 3'"
+	assert_equal "$(hdr_get command-exit "$out")" 3
+	assert_regex "$(hdr_get cgroup "$out")" '^/offsample-record-[0-9]+$'
+	# Only the command's processes, keyed by pid.
+	assert_equal "$(sum_counts "$out" '$6 != "sh" && $6 != "sleep"')" 0
+	assert_equal "$(awk -F'\t' '!/^#/ && $6 == "sleep" { print $4 }' "$out" | sort -u | wc -l)" 2
+	# Two threads asleep for 3 s at 19 Hz: 114 samples, within 30%.
+	n=$(sum_counts "$out" '$6 == "sleep" && $2 == "sleep"')
+	[ "$n" -ge 80 ] && [ "$n" -le 150 ] || { echo "sleep samples: $n"; false; }
+	[ "$(sum_counts "$out" '$6 == "sh"')" -gt 0 ]
+	# A child left running: moved out, the group removed, a warning.
+	run --separate-stderr "$OFFS" record -o "$T/left.stacks" -- sh -c 'sleep 60 > /dev/null 2>&1 & exit 0'
+	local rc=$status err=$stderr
+	pkill -f '^sleep 60$' || true
+	assert_equal "$rc" 0
+	assert_regex "$err" '^offsample record: 1 process\(es\) of the command still run; moved back to /'
+	[ -z "$(find /sys/fs/cgroup -maxdepth 1 -name 'offsample-record-*')" ]
+	assert_equal "$(cat $PARAM/key; cat $PARAM/cgroup)" "$before"
 }
 
 @test "flamegraph of offsample-ustack, recorded then rendered after it exited: named user functions" {

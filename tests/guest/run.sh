@@ -27,7 +27,7 @@ dmesg_pid=$!
 export BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-600}
 # bats in a session of its own: whatever a failed test left running is
 # killed afterwards, so it cannot hold the console and keep the guest up.
-setsid bats --tap --timing --print-output-on-failure tests/guest/ > "$out/guest.tap" 2> "$out/guest.stderr" &
+setsid bats --tap --timing --print-output-on-failure tests/guest/ < /dev/null > "$out/guest.tap" 2> "$out/guest.stderr" &
 bats_pid=$!
 wait $bats_pid
 rc=$?

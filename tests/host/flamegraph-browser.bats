@@ -61,3 +61,57 @@ shots() {
 	assert_output --partial 'no page errors'
 	[ -s "$dir/flamegraph.png" ]
 }
+
+# speedscope_totals PROFILE: "name total" per function of speedscope's
+# Sandwich view, sorted.
+speedscope_totals() {
+	node "$ROOT/tests/browser/speedscope.js" --profile "$1" |
+		perl -MJSON::PP -ne '$r = decode_json($_); ($t = $r->{total}) =~ s/ .*//; $t =~ s/,//g; print "$r->{name} $t\n"' |
+		sort
+}
+# stacks_totals FILE: the same computed from a stacks file: each record's
+# count goes to every distinct function of its stack, kernel frames
+# without offset and module, user frames by their symbolized name, else
+# their file (or [vdso], [anon] ...).
+stacks_totals() {
+	awk -F'\t' '
+	/^# columns:/ { n = split(substr($0, 12), c, " "); for (i = 1; i <= n; i++) col[c[i]] = i; next }
+	/^#/ { next }
+	{
+		delete seen
+		k = $(col["kstack"] ? col["kstack"] : 8)
+		u = ("ustack" in col) ? $(col["ustack"]) : "-"
+		nk = split(k, f, ";")
+		for (i = 1; i <= nk; i++) {
+			x = f[i]; sub(/\+0x[0-9a-f]+\/0x[0-9a-f]+/, "", x); sub(/ \[[^]]*\]$/, "", x)
+			if (x != "" && !(x in seen)) { seen[x] = 1; t[x] += $1 }
+		}
+		if (u != "-") {
+			nu = split(u, g, ";")
+			for (i = 1; i <= nu; i++) {
+				x = g[i]
+				if (x ~ / \(.*\)$/) { sub(/\+0x[0-9a-f]+ \(.*\)$/, "", x) }
+				else { sub(/\+0x[0-9a-f]+$/, "", x) }
+				if (x != "" && !(x in seen)) { seen[x] = 1; t[x] += $1 }
+			}
+		}
+	}
+	END { for (x in t) print x, t[x] }' "$1" | sort
+}
+
+@test "browser: speedscope opens offsample pprof profiles; every function's total matches the input" {
+	[ -f "$ROOT/tests/browser/node_modules/speedscope/dist/release/index.html" ] ||
+		fail "speedscope not installed: run tests/lib/deps.sh browser (npm ci --prefix tests/browser)"
+	local f p
+	for f in "$ROOT/tests/fixtures/tools/small-v1.stacks" "$ROOT/tests/fixtures/tools/v2-small.stacks"; do
+		p=$BATS_TEST_TMPDIR/$(basename "$f" .stacks).pb.gz
+		OFFSAMPLE_PROC=$BATS_TEST_TMPDIR/none "$ROOT/tools/offsample" pprof -o "$p" "$f"
+		export ARTIFACT_DIR=$(shots "speedscope-$(basename "$f" .stacks)")
+		run -0 speedscope_totals "$p"
+		assert_equal "$output" "$(stacks_totals "$f")"
+	done
+	# Spot checks, so that the comparison cannot pass empty.
+	assert_line "cache_get 60"
+	assert_line "__schedule 100"
+	assert_line "/opt/offsample-fixture/bin/app 25"
+}

@@ -18,7 +18,7 @@ CEOF
 setup() {
 	T=$BATS_TEST_TMPDIR
 	P=$BATS_FILE_TMPDIR/prog
-	GO=$(command -v /usr/lib/go/bin/go || command -v go) || skip "no go (tests/lib/deps.sh test installs golang-go)"
+	GO=$(command -v /usr/lib/go/bin/go || command -v go) || fail "no go: tests/lib/deps.sh test installs golang-go"
 	export OFFSAMPLE_CACHE_DIR=$T/cache
 	mkdir -p "$OFFSAMPLE_CACHE_DIR"
 	chmod 700 "$OFFSAMPLE_CACHE_DIR"

@@ -425,7 +425,7 @@ EOF
 	run --separate-stderr "$OFFS" collapse
 	assert_success
 	assert_equal "$output" "$("$SCO" "$SMALL")"
-	run -0 "$OFFS" collapse --kernel-suffix --pid "$SMALL"
+	run -0 "$OFFS" collapse --kernel-suffix --show pid "$SMALL"
 	assert_line "idle;kworker/0:1;20;ret_from_fork_[k];kthread_[k];worker_thread_[k];schedule_[k];__schedule_[k] 80"
 	run -0 "$OFFS" collapse - < "$D612"
 	assert_equal "$output" "$("$SCO" "$D612")"
@@ -461,7 +461,7 @@ EOF
 	# --no-symbolize: exactly what stackcollapse-offsample gives.
 	run -0 "$OFFS" collapse --no-symbolize "$V2S"
 	assert_equal "$output" "$("$SCO" "$V2S")"
-	run -0 "$OFFS" collapse --wobj --cgroup --dso --offsets "$V2S"
+	run -0 "$OFFS" collapse --wobj --show cgroup --dso --offsets "$V2S"
 	assert_line "lock;/system.slice/app.service;app;futex(0x5581a0c0);clone3+0x3c (libc.so.6);start_thread+0x2f2 (libc.so.6);worker_main+0x5c (app);cache_get+0x31 (app);pthread_mutex_lock+0x94 (libc.so.6);__lll_lock_wait+0x2d (libc.so.6);entry_SYSCALL_64_after_hwframe+0x6e/0xd8;do_syscall_64+0x5d/0xb0;__x64_sys_futex+0x8e/0x1d0;do_futex+0x106/0x1b0;futex_wait+0x185/0x270;futex_wait_queue+0x60/0x90;schedule+0x5a/0xd0;__schedule+0x34d/0xa00 60"
 	# Already symbolized input (a "# symbolized:" line) is not run again;
 	# v1 input never.
@@ -667,9 +667,11 @@ STUB
 	assert_line "ARG: Off-CPU time: testhost, 6.1.0-56-amd64, 10.0 s"
 	assert_line "ARG: --subtitle"
 	assert_line "ARG: 1000 samples at 10 Hz, 2023-11-14T22:13:20Z to 2023-11-14T22:13:30Z, offsample 0.1.0"
+	assert_line --index 1 "ARG: --countname"
+	assert_line --index 2 "ARG: samples"
 	# Our options first, the user's after (they win).
-	assert_line --index 5 "ARG: --width"
-	assert_line --index 6 "ARG: 700"
+	assert_line --index 7 "ARG: --width"
+	assert_line --index 8 "ARG: 700"
 	assert_line "IN: idle;kworker/0:1;ret_from_fork_[k];kthread_[k];worker_thread_[k];schedule_[k];__schedule_[k] 80"
 	run -0 "$p/sbin/offsample" flamegraph --no-kernel-suffix "$SMALL"
 	assert_line "IN: idle;kworker/0:1;ret_from_fork;kthread;worker_thread;schedule;__schedule 80"

@@ -102,9 +102,11 @@ EOF
 	# No FILE and a non-terminal stdin: stdin.
 	run -0 bash -c '"$1" < "$2"' _ "$SCO" "$SMALL"
 	assert_equal "${#lines[@]}" 7
-	# Files with different column sets mix: the v2 file after a v1 file.
-	run -0 "$SCO" "$SMALL" "$V2"
+	# Files with different column sets mix: the v2 file after a v1 file;
+	# their rates differ (10 and 5 Hz): a warning.
+	run -0 --separate-stderr "$SCO" "$SMALL" "$V2"
 	assert_equal "${#lines[@]}" 10
+	assert_equal "$stderr" "stackcollapse-offsample: warning: the inputs were sampled at different rates (5, 10 Hz): their sample counts do not add up; --seconds weighs each by 1/hz"
 }
 
 @test "stackcollapse-offsample: fields found by the columns header; v1 order without it" {

@@ -23,8 +23,38 @@ setup() {
 	run -0 perl -c "$SYMB"
 	run -0 perl -c "$ROOT/tools/lib/offsample-lib.pl"
 	run -0 perl -c "$ROOT/tools/lib/offsample-pprof.pl"
+	run -0 perl -c "$ROOT/tools/lib/offsample-select.pl"
+	local f
+	for f in "$ROOT"/tools/lib/offsample-*.sh; do
+		run -0 bash -n "$f"
+	done
 	# set -eu and pipefail in the CLI.
 	run -0 grep -c '^set -eu -o pipefail$' "$OFFS"
+}
+
+@test "tools: every command in a file of its own, no file over 600 lines" {
+	local f n c
+	for f in "$OFFS" "$SCO" "$SCP" "$SYMB" "$ROOT"/tools/lib/*; do
+		n=$(wc -l < "$f")
+		[ "$n" -le 600 ] || { echo "$f: $n lines"; return 1; }
+	done
+	# Each command's cmd_ and help_ functions are defined in exactly one
+	# file of tools/lib, none in the front end.
+	for c in status record snapshot report collapse flamegraph diff pprof top; do
+		run -0 grep -l "^cmd_$c() {" "$ROOT"/tools/lib/offsample-*.sh
+		assert_equal "${#lines[@]}" 1
+		run -0 grep -l "^help_$c() {" "$ROOT"/tools/lib/offsample-*.sh
+		assert_equal "${#lines[@]}" 1
+		run -1 grep -q "^cmd_$c() {" "$OFFS"
+	done
+}
+
+@test "the docs name the version they describe (TOOLS.md, man pages)" {
+	local v
+	v=$(cat "$ROOT/VERSION")
+	run -0 grep -c "offsample $v" "$ROOT/docs/man/offsample.8" "$ROOT/docs/man/offsample.4" "$ROOT/docs/man/offsample-flamegraph.1"
+	refute_output --partial ":0"
+	run -0 grep -c "^This guide describes offsample $v" "$ROOT/docs/TOOLS.md"
 }
 
 @test "--version: every tool prints its name and the version, status 0" {
@@ -51,7 +81,7 @@ setup() {
 @test "offsample.8 documents every command and every option of the tools' --help" {
 	local text c o
 	text=$(MANWIDTH=200 man -l "$MAN8" 2>/dev/null)
-	for c in status record snapshot report collapse flamegraph pprof top; do
+	for c in status record snapshot report collapse flamegraph diff pprof top; do
 		grep -q "^   $c\$" <<< "$text" || { echo "no section for $c"; return 1; }
 		# Long options listed in the command's --help.
 		for o in $("$OFFS" "$c" --help | grep -o -- '--[a-z][a-z-]*' | sort -u); do

@@ -269,7 +269,8 @@ no_temp_files() {	# no_temp_files DIR: no leftover temporary file
 @test "record: usage errors exit 2, other errors exit 1, parameters untouched" {
 	local a
 	for a in "" "-d" "-d 0" "-d abc" "-d 1 -F 0" "-d 1 -F 1001" "-d 1 -F x" "-d 1 -p 0" \
-		"-d 1 -p x" "-d 1 -p 1 -c foo" "-d 1 extra" "-d 1 -o"; do
+		"-d 1 -p x" "-d 1 -p 1 -c foo" "-d 1 extra" "-d 1 -o" "--" "-d 1 -- true" \
+		"-p 1 -- true" "-c foo -- true"; do
 		# shellcheck disable=SC2086
 		run --separate-stderr "$OFFS" record $a
 		assert_failure 2
@@ -287,6 +288,16 @@ no_temp_files() {	# no_temp_files DIR: no leftover temporary file
 	assert_equal "$stderr" "offsample record: module not loaded ($T/absent not found; load it with modprobe offsample)"
 	assert_equal "$(params)" "N 9 comm"
 	assert_equal "$(stat -c %s "$FP/control")" 0
+	# -- COMMAND: the command must exist; the module needs its cgroup
+	# parameter (the fake tree has none: a 0.1 module).
+	run --separate-stderr "$OFFS" record -- offsample-no-such-command
+	assert_failure 1
+	assert_equal "$stderr" "offsample record: offsample-no-such-command: command not found"
+	run --separate-stderr "$OFFS" record -o "$T/c.stacks" -- true
+	assert_failure 1
+	assert_equal "$stderr" "offsample record: record -- COMMAND needs a module with the cgroup parameter (0.2 or later)"
+	[ ! -e "$T/c.stacks" ]
+	assert_equal "$(params)" "N 9 comm"
 }
 
 # ------------------------------------------------------------ snapshot

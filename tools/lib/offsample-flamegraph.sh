@@ -1,0 +1,245 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# offsample flamegraph and offsample diff: SVG flame graphs of stacks
+# files, and differential ones of two.
+# Sourced by tools/offsample (not a command of its own); uses its helpers
+# and those of offsample-input.sh and offsample-report.sh (frame options).
+# shellcheck shell=bash
+
+# shellcheck source=/dev/null
+. "$LIBDIR/offsample-report.sh" || die "cannot read $LIBDIR/offsample-report.sh"
+
+help_flamegraph() {
+	cat <<'EOF'
+Usage: offsample flamegraph [-o FILE] [--engine ENGINE] [--title TEXT]
+                            [FRAME OPTIONS] [FILTERS] [--seconds] [FILE...]
+                            [-- RENDERER OPTIONS]
+
+Collapse the stacks (stackcollapse-offsample --kernel-suffix) and render
+an SVG flame graph, written to FILE or to standard output (refused when
+it is a terminal).  User frames (format v2) are named by
+offsample-symbolize first, as for collapse; they sit between the process
+name and the kernel frames.  Frames are coloured by wait reason.
+
+  -o, --output FILE   write the SVG to FILE (replaced atomically)
+  --engine ENGINE     offsample (default): our offsample-flamegraph with
+                      --colors=offcpu (hue per wait reason);
+                      flamegraph.pl: Brendan Gregg's, from $FLAMEGRAPH_DIR
+                      or PATH, with --colors=io
+  --title TEXT        title (default: "Off-CPU time: HOST, KERNEL, DURATION")
+  --show LIST         add frames: pid, tid, tname, cgroup, wobj, dso; and
+                      the frame options of collapse: --no-reason --no-comm
+                      --tname --wobj --sep --offsets --dso --no-modules
+                      --no-kernel-suffix
+  --seconds           widths in thread-seconds (samples / hz), so that
+                      files recorded at different rates add up
+  -- OPTIONS          passed to the renderer, e.g. -- --width 1600 --reverse
+
+The SVG is rendered into a temporary file first: nothing is written when
+anything fails.
+
+EOF
+	help_read
+	cat <<'EOF'
+
+Examples:
+  offsample flamegraph --exclude-reason idle -o offcpu.svg
+  offsample flamegraph --show cgroup,wobj -o host.svg rec.stacks
+  ssh db1 cat /proc/offsample/stacks | offsample flamegraph -o db1.svg
+EOF
+}
+
+help_diff() {
+	cat <<'EOF'
+Usage: offsample diff [-o FILE] [--folded] [--title TEXT] [FRAME OPTIONS]
+                      [FILTERS] [--seconds] BEFORE AFTER [-- RENDERER OPTIONS]
+
+A differential flame graph of two recordings: the frames have the widths
+of AFTER and are coloured by the change from BEFORE: red grew, blue
+shrank, the deeper the colour the larger the change (white: unchanged);
+stacks only in BEFORE have width zero (swap the files, or use
+-- --negate, to see what vanished).  The tooltips give both counts.
+
+  -o, --output FILE   write to FILE (replaced atomically); else standard
+                      output (an SVG is refused when it is a terminal)
+  --folded            write the folded form instead of an SVG, one line per
+                      stack: "frame;frame;... BEFORE AFTER", as
+                      difffolded.pl writes it (flamegraph.pl draws it too)
+  --title TEXT        title (default "Off-CPU time: BEFORE -> AFTER")
+  --seconds           compare thread-seconds (samples / hz): needed when
+                      the two were recorded at different rates (a
+                      warning says so)
+  frame options, -- OPTIONS   as for flamegraph
+
+Filters apply to both files.  BEFORE and AFTER are stacks files ("-":
+standard input, for one of them).
+
+EOF
+	help_read | sed -n '/^Filters/,$p'
+	cat <<'EOF'
+
+Examples:
+  offsample diff -o change.svg --exclude-reason idle monday.stacks tuesday.stacks
+  offsample diff --folded --seconds a.stacks b.stacks > ab.folded
+EOF
+}
+
+# write_out FILE OUT: FILE to OUT atomically (OUT "" or "-": stdout).
+write_out() {
+	local src=$1 out=$2 tmp
+	if [ -z "$out" ] || [ "$out" = - ]; then
+		cat -- "$src" || die "write error"
+		return 0
+	fi
+	tmp=$(mktemp "$(dirname -- "$out")/.offsample-out.XXXXXX" 2>/dev/null) || die "cannot write $out"
+	if ! cat -- "$src" > "$tmp" || ! chmod 0644 -- "$tmp" || ! mv -f -- "$tmp" "$out"; then
+		rm -f -- "$tmp"
+		die "cannot write $out"
+	fi
+}
+
+# check_out OUT BINARY: OUT can be written; stdout is not a terminal for
+# BINARY (an SVG) output without OUT.
+check_out() {
+	local out=$1 what=$2 od
+	if [ -n "$out" ] && [ "$out" != - ]; then
+		[ ! -d "$out" ] || die "$out is a directory"
+		od=$(dirname -- "$out")
+		[ -d "$od" ] && [ -w "$od" ] || die "cannot write $out"
+	elif [ -n "$what" ] && [ -t 1 ]; then
+		usage_error "will not write $what to a terminal; use -o FILE or a redirection"
+	fi
+}
+
+# ------------------------------------------------------------ flamegraph
+
+cmd_flamegraph() {
+	local out= engine=offsample title= ropts=() files=()
+	while [ $# -gt 0 ]; do
+		if read_opt "$@" || collapse_opt "$@"; then shift "$SHIFTN"; continue; fi
+		case $1 in
+		-h | --help) help_flamegraph; exit 0 ;;
+		-o | -o?* | --output | --output=*) optval -o "$@"; out=$OPTVAL; shift "$SHIFTN"
+			[ -n "$out" ] || usage_error "-o needs a file name" ;;
+		--engine | --engine=*) optval --engine "$@"; engine=$OPTVAL; shift "$SHIFTN" ;;
+		--title | --title=*) optval --title "$@"; title=$OPTVAL; shift "$SHIFTN" ;;
+		--) shift; ropts=("$@"); break ;;
+		-) files+=(-); shift ;;
+		-?*) usage_error "unknown option $1" ;;
+		*) files+=("$1"); shift ;;
+		esac
+	done
+	local fgpl= rend= c
+	case $engine in
+	offsample | offsample-flamegraph) engine=offsample; rend=$(renderer) ;;
+	flamegraph.pl | flamegraph)
+		engine=flamegraph.pl
+		if [ -n "${FLAMEGRAPH_DIR:-}" ] && [ -f "$FLAMEGRAPH_DIR/flamegraph.pl" ]; then
+			fgpl=$FLAMEGRAPH_DIR/flamegraph.pl
+		else
+			fgpl=$(command -v flamegraph.pl 2>/dev/null) ||
+				die "flamegraph.pl not found: set FLAMEGRAPH_DIR to a FlameGraph checkout or put flamegraph.pl on PATH"
+		fi ;;
+	*) usage_error "--engine must be offsample or flamegraph.pl, not \"$engine\"" ;;
+	esac
+	c=$(collapser)
+	check_out "$out" "an SVG"
+	gather_inputs f ${files[@]+"${files[@]}"}
+
+	local t=$WORK sub= cname=samples
+	if [ -z "$title" ]; then
+		title=$(lib title "${RAW[@]}") || exit 1
+	fi
+	sub=$(lib title --subtitle "${RAW[@]}" 2>/dev/null) || sub=
+	if [ $WSECONDS = 1 ]; then
+		COPTS+=(--seconds)
+		cname=thread-seconds
+	fi
+	if [ "$engine" = offsample ]; then
+		run_script "$c" --kernel-suffix ${COPTS[@]+"${COPTS[@]}"} -- "${INPUTS[@]}" > "$t/folded" || exit 1
+		run_script "$rend" --colors=offcpu --countname "$cname" --title "$title" \
+			${sub:+--subtitle "$sub"} ${ropts[@]+"${ropts[@]}"} "$t/folded" > "$t/svg" || exit 1
+	else
+		run_script "$c" ${COPTS[@]+"${COPTS[@]}"} -- "${INPUTS[@]}" > "$t/folded" || exit 1
+		perl -- "$fgpl" --colors=io --countname="$cname" --title "$title" \
+			${sub:+--subtitle "$sub"} ${ropts[@]+"${ropts[@]}"} "$t/folded" > "$t/svg" ||
+			die "flamegraph.pl failed"
+	fi
+	[ -s "$t/svg" ] || die "the renderer wrote nothing"
+	write_out "$t/svg" "$out"
+}
+
+# ------------------------------------------------------------ diff
+
+# first_hz FILE...: the rate of the first generation that has one.
+first_hz() {
+	local f v
+	for f in "$@"; do
+		v=$(lib hdr hz "$f" 2>/dev/null) && { printf '%s' "$v"; return 0; }
+	done
+}
+
+cmd_diff() {
+	local out= folded=0 title= ropts=() files=() c rend=
+	while [ $# -gt 0 ]; do
+		if read_opt "$@" || collapse_opt "$@"; then shift "$SHIFTN"; continue; fi
+		case $1 in
+		-h | --help) help_diff; exit 0 ;;
+		-o | -o?* | --output | --output=*) optval -o "$@"; out=$OPTVAL; shift "$SHIFTN"
+			[ -n "$out" ] || usage_error "-o needs a file name" ;;
+		--folded) folded=1; shift ;;
+		--title | --title=*) optval --title "$@"; title=$OPTVAL; shift "$SHIFTN" ;;
+		--) shift; ropts=("$@"); break ;;
+		-) files+=(-); shift ;;
+		-?*) usage_error "unknown option $1" ;;
+		*) files+=("$1"); shift ;;
+		esac
+	done
+	[ ${#files[@]} -eq 2 ] || usage_error "diff needs two files, BEFORE and AFTER (${#files[@]} given)"
+	[ "${files[0]}" != - ] || [ "${files[1]}" != - ] ||
+		usage_error "standard input can be only one of the two files"
+	c=$(collapser)
+	[ $folded = 1 ] || rend=$(renderer)
+	check_out "$out" "$([ $folded = 1 ] || echo "an SVG")"
+	local t hza hzb cname=samples sfx=()
+	[ $folded = 1 ] || sfx=(--kernel-suffix)
+	if [ $WSECONDS = 1 ]; then
+		COPTS+=(--seconds)
+		cname=thread-seconds
+	fi
+	gather_inputs a "${files[0]}"
+	hza=$(first_hz "${RAW[@]}")
+	t=$WORK
+	run_script "$c" ${sfx[@]+"${sfx[@]}"} ${COPTS[@]+"${COPTS[@]}"} -- "${INPUTS[@]}" > "$t/a.folded" || exit 1
+	gather_inputs b "${files[1]}"
+	hzb=$(first_hz "${RAW[@]}")
+	run_script "$c" ${sfx[@]+"${sfx[@]}"} ${COPTS[@]+"${COPTS[@]}"} -- "${INPUTS[@]}" > "$t/b.folded" || exit 1
+	if [ $WSECONDS = 0 ] && [ -n "$hza" ] && [ -n "$hzb" ] && [ "$hza" != "$hzb" ]; then
+		warn "${files[0]} was sampled at $hza Hz, ${files[1]} at $hzb Hz: their sample counts do not compare; --seconds weighs each by 1/hz"
+	fi
+	# One line per stack of either file: "stack BEFORE AFTER" (the count
+	# is the last field; a frame may hold spaces).
+	awk '
+	{
+		n = $NF; k = substr($0, 1, length($0) - length(n) - 1)
+		if (!(k in seen)) { seen[k] = 1; order[++m] = k }
+		if (FILENAME == ARGV[1]) a[k] = n; else b[k] = n
+	}
+	END {
+		for (i = 1; i <= m; i++) {
+			k = order[i]
+			printf "%s %s %s\n", k, (k in a) ? a[k] : 0, (k in b) ? b[k] : 0
+		}
+	}' "$t/a.folded" "$t/b.folded" | sort > "$t/diff.folded" || die "cannot join the stacks"
+	if [ $folded = 1 ]; then
+		write_out "$t/diff.folded" "$out"
+		return 0
+	fi
+	[ -n "$title" ] || title="Off-CPU time: ${files[0]/#-/stdin} -> ${files[1]/#-/stdin}"
+	run_script "$rend" --colors=offcpu --countname "$cname" --title "$title" \
+		--subtitle "width: ${files[1]/#-/stdin}; red grew, blue shrank since ${files[0]/#-/stdin}" \
+		${ropts[@]+"${ropts[@]}"} "$t/diff.folded" > "$t/svg" || exit 1
+	[ -s "$t/svg" ] || die "the renderer wrote nothing"
+	write_out "$t/svg" "$out"
+}

@@ -1,0 +1,205 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The input side of offsample's reading commands (report, collapse,
+# flamegraph, diff, pprof, top): which files to read (FILE..., "-", piped
+# standard input, or the live /proc/offsample/stacks), the options they
+# share (filters, --seconds, --no-symbolize), filtering by
+# offsample-select.pl and naming user frames by offsample-symbolize.
+# Sourced by tools/offsample (not a command of its own); uses its helpers.
+# shellcheck shell=bash
+
+input_files() {	# input_files FILE...: each must be "-" or a readable file
+	local f
+	for f in "$@"; do
+		[ "$f" = - ] && continue
+		[ -e "$f" ] || die "$f: no such file"
+		[ ! -d "$f" ] || die "$f: is a directory"
+		[ -r "$f" ] || die "cannot read $f: permission denied"
+	done
+}
+
+# symbolize_inputs FILE...: the files to read instead, in INPUTS: those
+# with user frames not named yet (PATH+0xOFFSET, format v2) go through
+# offsample-symbolize into a temporary file.  Standard input and the live
+# /proc file are copied first (they can be read only once).  When the
+# symbolizer is missing or fails, the raw frames are kept, with one
+# warning: the output is never lost for it.
+INPUTS=() SYMN=0
+symbolize_inputs() {
+	local f i sym= warned=0 err
+	INPUTS=()
+	for f in "$@"; do
+		SYMN=$((SYMN + 1))
+		i=$SYMN
+		case $f in
+		- | "$PROC"/*)
+			work_dir
+			cat -- "$f" > "$WORK/in.$i" 2>/dev/null || die "cannot read ${f/#-/standard input}"
+			f=$WORK/in.$i ;;
+		esac
+		if lib needsym "$f"; then
+			work_dir
+			if [ -z "$sym" ] && ! sym=$(symbolizer); then
+				sym=
+				[ $warned = 1 ] || warn "offsample-symbolize not found; user frames are not named (--no-symbolize skips this)"
+				warned=1
+			elif run_script "$sym" -- "$f" > "$WORK/sym.$i" 2> "$WORK/sym.err"; then
+				[ ! -s "$WORK/sym.err" ] || cat -- "$WORK/sym.err" >&2
+				f=$WORK/sym.$i
+			else
+				err=$(head -n1 -- "$WORK/sym.err" 2>/dev/null) || err=
+				err=${err#offsample-symbolize: }
+				[ $warned = 1 ] || warn "offsample-symbolize failed${err:+ ($err)}; user frames are not named"
+				warned=1
+			fi
+		fi
+		INPUTS+=("$f")
+	done
+}
+
+# ------------------------------------------------------------ shared options
+
+# The options every reading command takes, set by read_opt.
+FILTERS=()	# offsample-select.pl options
+WSECONDS=0	# --seconds
+NOSYM=0		# --no-symbolize
+
+# help_read: the part of a reading command's help about them.
+help_read() {
+	cat <<'HELP'
+Input: FILE is a recorded, drained or snapshot file (several are merged);
+"-" is standard input.  Without FILE, standard input when it is a pipe or
+a file (`... | offsample report`), else the live /proc/offsample/stacks
+(also when piped standard input is empty, as under cron).
+
+Filters (each LIST is comma-separated; a record must match all given):
+  --reason LIST          only these wait reasons: io lock sched sleep net
+                         ipc fault stopped idle other cpu
+  --exclude-reason LIST  all but these; idle kernel threads make up most of
+                         a whole-host profile: --exclude-reason idle
+  --comm LIST            only these process names (exact)
+  --pid LIST, --tid LIST only these processes / threads (data recorded
+                         with key=pid or key=tid)
+  --cgroup PATH          only this cgroup v2 group and those below it
+  --state LIST           only these states: R S D I P T t F
+  --user-only            user frames only (kernel frames dropped)
+  --kernel-only          kernel frames only (user frames dropped)
+Weights:
+  --seconds              weigh by thread-seconds (samples / hz of each
+                         file) instead of samples, so that files recorded
+                         at different rates add up; inputs of different
+                         rates without it get a warning
+  --no-symbolize         leave user frames not named yet as PATH+0xOFFSET
+                         (default: named by offsample-symbolize)
+HELP
+}
+
+# is_idlist LIST: "812" or "812,813"
+is_idlist() {
+	case $1 in '' | *[!0-9,]* | ,* | *, | *,,*) return 1 ;; esac
+}
+
+# read_opt ARGS...: when $1 is one of the shared options, take it (and
+# its value), set SHIFTN and return 0; else return 1.
+read_opt() {
+	local o=${1%%=*}
+	case $o in
+	--reason | --exclude-reason | --comm | --pid | --tid | --cgroup | --state)
+		case $1 in
+		--*=*) ;;
+		*) [ $# -ge 2 ] && [ -n "$2" ] && [ "${2#-}" = "$2" ] ||
+			usage_error "$o needs a value${2:+, not \"$2\"}" ;;
+		esac
+		optval "$o" "$@"
+		[ -n "$OPTVAL" ] || usage_error "$o needs a value"
+		case $o in
+		--pid | --tid) is_idlist "$OPTVAL" ||
+			usage_error "$o needs ids (812 or 812,813), not \"$OPTVAL\"" ;;
+		esac
+		FILTERS+=("$o=$OPTVAL") ;;
+	--user-only | --kernel-only) FILTERS+=("$1"); SHIFTN=1 ;;
+	--seconds) WSECONDS=1; SHIFTN=1 ;;
+	--no-symbolize) NOSYM=1; SHIFTN=1 ;;
+	*) return 1 ;;
+	esac
+	case " ${FILTERS[*]-} " in
+	*" --user-only "*) case " ${FILTERS[*]} " in *" --kernel-only "*)
+		usage_error "--user-only and --kernel-only exclude each other" ;; esac ;;
+	esac
+	return 0
+}
+
+select_lib() {
+	local l
+	l=$(find_helper offsample-select.pl "$LIBDIR/offsample-select.pl") ||
+		die "helper offsample-select.pl not found in $LIBDIR"
+	OFFSAMPLE_PROG="offsample${CMD:+ $CMD}" perl -- "$l" "$@"
+}
+
+# stdin_has_data: standard input is a pipe or a regular file (not a
+# terminal, /dev/null or closed).
+stdin_has_data() {
+	[ -p /dev/stdin ] || [ -f /dev/stdin ]
+}
+
+# gather_inputs TAG FILE...: read the input once, filter it, name its
+# user frames.  Sets RAW (the files as read, filtered; what pprof makes
+# locations of), INPUTS (the same, symbolized unless --no-symbolize) and
+# LABELS (what the user named, for headers).  TAG keeps the temporary
+# files of two calls apart (diff).  With no FILE, the default input
+# (help_read).
+RAW=() LABELS=()
+gather_inputs() {
+	local tag=$1 f i=0 files=()
+	shift
+	files=("$@")
+	work_dir
+	# Bad filter values are usage errors, before any input is read.
+	if [ ${#FILTERS[@]} -gt 0 ]; then
+		select_lib "${FILTERS[@]}" --check || exit
+	fi
+	if [ ${#files[@]} -eq 0 ]; then
+		if stdin_has_data; then
+			cat > "$WORK/$tag.stdin" 2>/dev/null || die "cannot read standard input"
+		fi
+		if [ -s "$WORK/$tag.stdin" ] 2>/dev/null; then
+			files=("$WORK/$tag.stdin")
+			LABELS=(stdin)
+		else
+			need_module
+			need_read "$PROC/stacks"
+			files=("$PROC/stacks")
+			LABELS=("$PROC/stacks")
+		fi
+	else
+		input_files "${files[@]}"
+		LABELS=()
+		for f in "${files[@]}"; do
+			if [ "$f" = - ]; then LABELS+=(stdin); else LABELS+=("$f"); fi
+		done
+	fi
+	RAW=()
+	# Standard input, the live /proc file and pipes (<(...)) can be read
+	# only once: copied first.
+	for f in "${files[@]}"; do
+		i=$((i + 1))
+		if [ "$f" = - ] || [ ! -f "$f" ] || [ "${f#"$PROC"/}" != "$f" ]; then
+			cat -- "$f" > "$WORK/$tag.in.$i" 2>/dev/null ||
+				die "cannot read ${f/#-/standard input}"
+			f=$WORK/$tag.in.$i
+		fi
+		RAW+=("$f")
+	done
+	if [ ${#FILTERS[@]} -gt 0 ]; then
+		local lab=()
+		for f in "${LABELS[@]}"; do lab+=(--label "$f"); done
+		select_lib "${FILTERS[@]}" "${lab[@]}" -o "$WORK/$tag.sel" -- "${RAW[@]}" || exit 1
+		RAW=("$WORK/$tag.sel")
+	fi
+	if [ $NOSYM = 0 ]; then
+		symbolize_inputs "${RAW[@]}"
+	else
+		INPUTS=("${RAW[@]}")
+	fi
+}

@@ -1,0 +1,218 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# offsample report, collapse and pprof: the reading commands that turn
+# stacks files into text, folded stacks and pprof profiles.
+# Sourced by tools/offsample (not a command of its own); uses its helpers.
+# shellcheck shell=bash
+
+help_report() {
+	cat <<'EOF'
+Usage: offsample report [--top N] [--by KIND] [--offsets] [FILTERS]
+                        [--seconds] [--no-symbolize] [FILE...]
+
+A text report of stacks: header (host, kernel, duration, hz, samples,
+dropped), the share of samples per reason, then the top stacks per reason
+(or per process, thread, cgroup or wait object) with their share of all
+samples and of their group, the processes, wait objects (wobj) and
+cgroups that contributed, kernel frames, then user frames after "--".
+Every stack is tagged with its reason:
+
+  [I] io  [L] lock  [S] sched (run queue)  [Z] sleep  [N] net  [P] ipc
+  [F] fault  [T] stopped  [D] idle  [O] other  [C] cpu  [?] unknown
+
+  --top N          stacks shown per group, and groups detailed with
+                   --by process|thread (default 5)
+  --by KIND        reason (default), process, thread (needs data
+                   recorded with key=tid or key=tname), cgroup, or wobj
+                   (the system call, with key=wobj the object waited on;
+                   cgroup and wobj need stacks format v2)
+  --offsets        show frames with their offsets: kernel +0xoff/0xsize,
+                   user func+0xoff (file)
+  --seconds        order and percentages by thread-seconds, not samples
+
+EOF
+	help_read
+	cat <<'EOF'
+
+Examples:
+  offsample report --exclude-reason idle          # the live table
+  offsample report --by process --reason io,lock rec.stacks
+  ssh db1 cat /proc/offsample/stacks | offsample report --top 3
+EOF
+}
+
+help_pprof() {
+	cat <<'EOF'
+Usage: offsample pprof [-o OUT] [FILTERS] [--no-symbolize] [FILE...]
+
+Write the stacks as a pprof profile (gzipped profile.proto) for go tool
+pprof, Pyroscope, Parca, Grafana, speedscope and other pprof readers.
+
+Two sample types: samples/count and wall/nanoseconds (samples x 1e9/hz of
+each generation, so that files recorded at different rates add up; the
+profile always has both, --seconds changes nothing); the period type is
+wall/nanoseconds.  Kernel frames get the mapping [kernel.kallsyms] (or
+[MODULE]) and their function; user frames get their file as mapping and
+their file offset as address (pprof tools can symbolize them), and the
+function offsample-symbolize names.  Samples carry the labels reason,
+state, comm, tname, cgroup and wobj, and the numeric labels pid and tid
+where the recording's key has them.
+
+  -o, --output OUT   write to OUT ("-": standard output, the default;
+                     refused when it is a terminal)
+
+EOF
+	help_read
+	cat <<'EOF'
+
+Examples:
+  offsample pprof -o offcpu.pb.gz rec.stacks
+  go tool pprof -top -sample_index=wall offcpu.pb.gz
+  go tool pprof -tagfocus=reason=lock -top offcpu.pb.gz
+EOF
+}
+
+help_collapse() {
+	cat <<'EOF'
+Usage: offsample collapse [FRAME OPTIONS] [FILTERS] [--seconds] [FILE...]
+
+Folded stacks ("frame;frame;... count", root first) for any flame graph
+tool, by stackcollapse-offsample.  User frames (stacks format v2) not
+named yet are named first by offsample-symbolize (if it fails, the raw
+frames are used, with a warning).  In the output, a named frame is the
+function name, one that could not be named is FILE+0xOFFSET (without
+the directory), "(replaced)" or "(missing)" when the file changed or
+vanished since the recording.  With --seconds the counts are
+thread-seconds with 6 decimals (flamegraph.pl takes them).
+
+Frame options (see stackcollapse-offsample --help):
+  --show LIST      add frames: pid, tid, tname, cgroup, wobj (after the
+                   reason and process frames), dso (the file after each
+                   user function)
+  --no-reason, --no-comm, --tname, --wobj, --dso, --sep, --kernel-suffix,
+  --offsets, --no-modules   as in stackcollapse-offsample
+
+EOF
+	help_read
+	cat <<'EOF'
+
+Examples:
+  offsample collapse --exclude-reason idle > offcpu.folded
+  offsample collapse --show cgroup,wobj --seconds a.stacks b.stacks
+EOF
+}
+
+# ------------------------------------------------------------ report
+
+cmd_report() {
+	local opts=() files=() f
+	while [ $# -gt 0 ]; do
+		if read_opt "$@"; then shift "$SHIFTN"; continue; fi
+		case $1 in
+		-h | --help) help_report; exit 0 ;;
+		--top | --top=*) optval --top "$@"; is_uint "$OPTVAL" && [ "$OPTVAL" -ge 1 ] ||
+			usage_error "--top needs a positive number, not \"$OPTVAL\""
+			opts+=(--top "$OPTVAL"); shift "$SHIFTN" ;;
+		--by | --by=*) optval --by "$@"
+			case $OPTVAL in
+			reason | process | thread | cgroup | wobj) ;;
+			*) usage_error "--by needs reason, process, thread, cgroup or wobj, not \"$OPTVAL\"" ;;
+			esac
+			opts+=(--by "$OPTVAL"); shift "$SHIFTN" ;;
+		--offsets) opts+=(--offsets); shift ;;
+		--) shift; files+=("$@"); break ;;
+		-) files+=(-); shift ;;
+		-?*) usage_error "unknown option $1" ;;
+		*) files+=("$1"); shift ;;
+		esac
+	done
+	gather_inputs r ${files[@]+"${files[@]}"}
+	[ $WSECONDS = 0 ] || opts+=(--seconds)
+	local labels=()
+	for f in "${LABELS[@]}"; do labels+=(--label "$f"); done
+	lib report ${opts[@]+"${opts[@]}"} "${labels[@]}" -- "${INPUTS[@]}"
+}
+
+# ------------------------------------------------------------ collapse
+
+# Options of stackcollapse-offsample that take no value (the frames of a
+# folded line).
+is_collapse_opt() {
+	case $1 in
+	--no-reason | --no-comm | --tname | --wobj | --no-wobj | --no-cgroup | \
+	--dso | --no-dso | --sep | --kernel-suffix | --no-kernel-suffix | \
+	--offsets | --no-offsets | --modules | --no-modules) return 0 ;;
+	esac
+	return 1
+}
+# collapse_opt ARGS...: a frame option of collapse and flamegraph (one of
+# is_collapse_opt, or --show LIST) into COPTS; sets SHIFTN, returns 1 if
+# $1 is none of them.
+COPTS=()
+collapse_opt() {
+	local x
+	if is_collapse_opt "$1"; then
+		COPTS+=("$1")
+		SHIFTN=1
+		return 0
+	fi
+	case $1 in
+	--show | --show=*) ;;
+	*) return 1 ;;
+	esac
+	optval --show "$@"
+	[ -n "$OPTVAL" ] || usage_error "--show needs a list of frames"
+	for x in ${OPTVAL//,/ }; do
+		case $x in
+		pid | tid | tname | cgroup | wobj | dso) COPTS+=("--$x") ;;
+		*) usage_error "--show takes pid, tid, tname, cgroup, wobj or dso, not \"$x\"" ;;
+		esac
+	done
+}
+
+cmd_collapse() {
+	local files=() c
+	while [ $# -gt 0 ]; do
+		if read_opt "$@" || collapse_opt "$@"; then shift "$SHIFTN"; continue; fi
+		case $1 in
+		-h | --help) help_collapse; exit 0 ;;
+		--) shift; files+=("$@"); break ;;
+		-) files+=(-); shift ;;
+		-?*) usage_error "unknown option $1" ;;
+		*) files+=("$1"); shift ;;
+		esac
+	done
+	c=$(collapser)
+	gather_inputs c ${files[@]+"${files[@]}"}
+	[ $WSECONDS = 0 ] || COPTS+=(--seconds)
+	run_script "$c" ${COPTS[@]+"${COPTS[@]}"} -- "${INPUTS[@]}"
+}
+
+# ------------------------------------------------------------ pprof
+
+cmd_pprof() {
+	local out=- files=() names=() f
+	while [ $# -gt 0 ]; do
+		if read_opt "$@"; then shift "$SHIFTN"; continue; fi
+		case $1 in
+		-h | --help) help_pprof; exit 0 ;;
+		-o | -o?* | --output | --output=*) optval -o "$@"; out=$OPTVAL; shift "$SHIFTN" ;;
+		--) shift; files+=("$@"); break ;;
+		-) files+=(-); shift ;;
+		-?*) usage_error "unknown option $1" ;;
+		*) files+=("$1"); shift ;;
+		esac
+	done
+	[ -n "$out" ] || usage_error "-o needs a file name"
+	if [ "$out" = - ] && [ -t 1 ]; then
+		usage_error "will not write a binary profile to a terminal; use -o FILE or a redirection"
+	fi
+	# The raw frames (file + offset) make the locations; the symbolized
+	# copy of each input, when one can be made, names their functions.
+	gather_inputs p ${files[@]+"${files[@]}"}
+	if [ $NOSYM = 0 ]; then
+		for f in "${INPUTS[@]}"; do names+=(--names "$f"); done
+	fi
+	pprof_lib -o "$out" ${names[@]+"${names[@]}"} -- "${RAW[@]}"
+}

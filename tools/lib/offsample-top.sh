@@ -1,0 +1,149 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# offsample status and offsample top: the live views of the module.
+# Sourced by tools/offsample (not a command of its own); uses its helpers.
+# shellcheck shell=bash
+
+help_status() {
+	cat <<'EOF'
+Usage: offsample status
+
+Whether the module is loaded, its parameters (enabled, hz, key, max_stacks,
+max_depth, kthreads, user_stacks, max_user_depth, thread_cache, cgroup,
+and any other it has), and key statistics: ticks, samples by reason,
+dropped observations, the current generation, table fill, the sampler's
+CPU share and memory; user stack walks and the cgroup filter.
+
+Exit status: 0 loaded, 1 not loaded or not readable (must be root).
+EOF
+}
+
+
+help_top() {
+	cat <<'EOF'
+Usage: offsample top [-i SECONDS] [-n COUNT] [--top N] [--no-symbolize]
+
+A live view of the reasons and the top stacks of the samples taken since
+the previous refresh (the difference between two reads of
+/proc/offsample/stacks; the first refresh shows the whole current
+generation).  When another reader drains or resets, the new generation
+is shown alone, with a note.
+
+  -i, --interval SECONDS   refresh period (default 2; decimals allowed)
+  -n, --iterations COUNT   stop after COUNT refreshes (default: until q)
+  --top N                  stacks shown (default 10)
+  --no-symbolize           show user frames as PATH+0xOFFSET instead of
+                           naming them with offsample-symbolize
+
+On a terminal the screen is redrawn and q (or Ctrl-C) quits, restoring
+the terminal.  Without a terminal every refresh is printed, followed by
+an empty line.  Needs root.
+EOF
+}
+
+
+# ------------------------------------------------------------ status
+
+cmd_status() {
+	while [ $# -gt 0 ]; do
+		case $1 in
+		-h | --help) help_status; exit 0 ;;
+		-?*) usage_error "unknown option $1" ;;
+		*) usage_error "unexpected argument \"$1\"" ;;
+		esac
+	done
+	need_module
+	need_read "$PROC/stats"
+	lib status "$PROC/stats" "$SYS"
+}
+
+# ------------------------------------------------------------ top
+
+TOP_TTY=0 TOP_STTY= TOP_TMPDIR=
+top_exit() {
+	local rc=$?
+	if [ $TOP_TTY = 1 ]; then
+		[ -z "$TOP_STTY" ] || stty "$TOP_STTY" < /dev/tty 2>/dev/null || true
+		printf '\033[?25h\033[?1049l' 2>/dev/null || true
+	fi
+	[ -z "$TOP_TMPDIR" ] || rm -rf -- "$TOP_TMPDIR"
+	exit "$rc"
+}
+
+cmd_top() {
+	local interval=2 count= ntop=10 nosym=0
+	while [ $# -gt 0 ]; do
+		case $1 in
+		-h | --help) help_top; exit 0 ;;
+		--no-symbolize) nosym=1; shift ;;
+		-i | -i?* | --interval | --interval=*) optval -i "$@"; interval=$OPTVAL; shift "$SHIFTN" ;;
+		-n | -n?* | --iterations | --iterations=*) optval -n "$@"; count=$OPTVAL; shift "$SHIFTN" ;;
+		--top | --top=*) optval --top "$@"; ntop=$OPTVAL; shift "$SHIFTN" ;;
+		-?*) usage_error "unknown option $1" ;;
+		*) usage_error "unexpected argument \"$1\"" ;;
+		esac
+	done
+	is_number "$interval" && [ "$(usec "$interval")" -ge 100000 ] ||
+		usage_error "-i needs a number of seconds (at least 0.1), not \"$interval\""
+	[ -z "$count" ] || { is_uint "$count" && [ "$count" -ge 1 ]; } ||
+		usage_error "-n needs a positive count, not \"$count\""
+	is_uint "$ntop" && [ "$ntop" -ge 1 ] || usage_error "--top needs a positive number, not \"$ntop\""
+	need_module
+	need_read "$PROC/stacks"
+
+	if [ -t 1 ] && [ -t 0 ] && [ -r /dev/tty ]; then
+		TOP_TTY=1
+	fi
+	TOP_TMPDIR=$(mktemp -d "${TMPDIR:-/tmp}/offsample-top.XXXXXX" 2>/dev/null) ||
+		die "cannot create a temporary directory in ${TMPDIR:-/tmp}"
+	trap top_exit EXIT
+	trap 'exit 0' INT TERM HUP
+	if [ $TOP_TTY = 1 ]; then
+		TOP_STTY=$(stty -g < /dev/tty 2>/dev/null) || TOP_STTY=
+		stty -echo -icanon < /dev/tty 2>/dev/null || true
+		printf '\033[?1049h\033[?25l'
+	fi
+	local t=$TOP_TMPDIR n=0 width=0 prev=() frame key last now
+	last=${EPOCHREALTIME/./}
+	while :; do
+		cat -- "$PROC/stacks" > "$t/cur" 2>/dev/null || die "cannot read $PROC/stacks"
+		if [ $nosym = 0 ]; then
+			# User frames named (the symbolizer's cache makes the
+			# refreshes after the first cheap).
+			symbolize_inputs "$t/cur"
+			[ "${INPUTS[0]}" = "$t/cur" ] || mv -f -- "${INPUTS[0]}" "$t/cur"
+		fi
+		now=${EPOCHREALTIME/./}
+		local el=$((now - last))
+		last=$now
+		if [ $TOP_TTY = 1 ]; then
+			width=$(stty size < /dev/tty 2>/dev/null | awk '{ print $2 }') || width=0
+			is_uint "${width:-}" || width=0
+		fi
+		frame=$(lib top "${prev[@]}" --interval "$((el / 1000000)).$(((el % 1000000) / 100000))" \
+			--top "$ntop" --width "$width" "$t/cur") || exit 1
+		mv -f -- "$t/cur" "$t/prev"
+		prev=(--prev "$t/prev")
+		n=$((n + 1))
+		if [ $TOP_TTY = 1 ]; then
+			printf '\033[H\033[2J%s\n\n(q quits; refresh every %s s)' "$frame" "$interval"
+		else
+			printf '%s\n\n' "$frame"
+		fi
+		if [ -n "$count" ] && [ "$n" -ge "$count" ]; then
+			break
+		fi
+		if [ $TOP_TTY = 1 ]; then
+			key=
+			if read -rsn1 -t "$interval" key < /dev/tty; then
+				case $key in q | Q) break ;; esac
+			fi
+		else
+			sleep "$interval"
+		fi
+	done
+	[ $TOP_TTY = 0 ] || printf '\n'
+	exit 0
+}
+
