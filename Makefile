@@ -26,13 +26,20 @@ MODSRC := $(wildcard $(TOP)/module/*.c $(TOP)/module/*.h) $(TOP)/module/Kbuild
 all: module
 
 help:
-	@echo "make [KVER=release | KDIR=dir]   build module/offsample.ko for a kernel"
+	@echo "make [module] [KVER=rel|KDIR=dir] build module/offsample.ko for a kernel (the default)"
 	@echo "make modules-all                 build for every kernel the tests use"
 	@echo "make test                        the whole test suite (host + guests)"
 	@echo "make test-host                   host-only tests (tools, renderer)"
 	@echo "make test-guest [KVERS=...]      guest suites only"
 	@echo "make demo                        profile a sample workload, write an SVG and a report"
+	@echo "make bench [BENCH_SECTIONS=...]  benchmarks against peers in one guest run -> docs/BENCHMARKS.md"
+	@echo "make stress                      long stress + fuzz suites, a guest per test kernel"
+	@echo "make test-debug [OFFS_PARTS=core|long]"
+	@echo "                                 every guest suite on a KASAN/lockdep/kmemleak kernel (hours)"
+	@echo "make test-rt [OFFS_PARTS=core|long]"
+	@echo "                                 every guest suite on Debian's 6.12 PREEMPT_RT kernel"
 	@echo "make clean                       remove build/"
+	@$(MAKE) --no-print-directory help-packaging
 
 module: $(BUILD)/$(KVER)/offsample.ko
 	@echo "built $(BUILD)/$(KVER)/offsample.ko"

@@ -161,3 +161,16 @@ setup() {
 		refute_output --regexp 'Unknown|unknown|Invalid|invalid|not executable|Failed to parse'
 	fi
 }
+
+@test "make help lists every target a user runs" {
+	local t
+	run -0 make --no-print-directory -C "$ROOT" help
+	for t in module modules-all test test-host test-guest demo bench stress test-debug test-rt \
+		clean install uninstall deb matrix check test-dkms-upgrade dkms-src dkms-status; do
+		assert_line --regexp "^make (\\[)?$t( |\\]|\$)|\\| $t( |\$)"
+	done
+	# ... and no target it names is missing from the makefiles.
+	for t in $(make --no-print-directory -C "$ROOT" help | sed -n 's/^make \[\{0,1\}\([a-z][a-z-]*\).*/\1/p'); do
+		grep -q "^$t:" "$ROOT/Makefile" "$ROOT"/mk/*.mk || { echo "make help names $t, no such target"; return 1; }
+	done
+}
