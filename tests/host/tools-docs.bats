@@ -174,3 +174,12 @@ setup() {
 		grep -q "^$t:" "$ROOT/Makefile" "$ROOT"/mk/*.mk || { echo "make help names $t, no such target"; return 1; }
 	done
 }
+
+@test "offsample.8: every command has an example" {
+	local c ex
+	ex=$(awk '/^\.EX/ { e = 1; next } /^\.EE/ { e = 0 } e' "$MAN8")
+	for c in status record snapshot report collapse flamegraph diff pprof top; do
+		grep -q "offsample $c\b" <<< "$ex" || { echo "no example of offsample $c"; return 1; }
+	done
+	grep -qF 'offsample record \-F 49 \-o build.stacks \-\- make' <<< "$ex"
+}
