@@ -44,7 +44,7 @@ help:
 module: $(BUILD)/$(KVER)/offsample.ko
 	@echo "built $(BUILD)/$(KVER)/offsample.ko"
 
-$(BUILD)/%/offsample.ko: $(MODSRC) $(TOP)/VERSION
+$(BUILD)/%/offsample.ko: $(MODSRC) $(TOP)/VERSION $(TOP)/module/probe.sh $(wildcard $(TOP)/module/probes/*.c)
 	@kdir=$(if $(filter $*,$(KVER)),$(KDIR),/lib/modules/$*/build); \
 	[ -d "$$kdir" ] || kdir=/usr/src/linux-headers-$*; \
 	if [ ! -d "$$kdir" ]; then \
@@ -54,6 +54,7 @@ $(BUILD)/%/offsample.ko: $(MODSRC) $(TOP)/VERSION
 	fi; \
 	mkdir -p $(BUILD)/$*; \
 	for f in $(MODSRC) $(TOP)/VERSION; do ln -sf $$f $(BUILD)/$*/; done; \
+	sh $(TOP)/module/probe.sh $$kdir $(BUILD)/$* && \
 	$(MAKE) -C $$kdir M=$(BUILD)/$* modules W=1
 
 # The test workload: threads that wait in known ways (frame pointers kept).

@@ -2,9 +2,10 @@
 /*
  * compat.h - the only place in offsample that knows about kernel versions.
  *
- * Decisions are driven by Kbuild feature tests (see Kbuild: OFFS_HAVE_*
- * flags found by looking at the headers being built against) or by macros
- * the kernel headers define themselves.  LINUX_VERSION_CODE is never used:
+ * Decisions are driven by feature tests that compile (module/probe.sh
+ * builds each module/probes/NAME.c against the target kernel and writes
+ * OFFS_HAVE_NAME to features.h) or by macros the kernel headers define
+ * themselves.  LINUX_VERSION_CODE is never used:
  * distribution kernels backport APIs (Debian 6.1.192 carries 6.2 APIs, RHEL
  * 8 has the 5.14 task state rename) so version numbers lie.
  */
@@ -13,6 +14,11 @@
 
 #include <linux/sched.h>
 #include <linux/proc_fs.h>
+
+/* features.h (module/probe.sh) comes first, by Kbuild's -include. */
+#ifndef OFFS_FEATURES
+#error "features.h missing: build with the top Makefile or packaging/dkms.mk (they run probe.sh)"
+#endif
 
 /* Task state word: "state" (volatile long) before 5.14, "__state" after. */
 #ifdef OFFS_HAVE_TASK___STATE
@@ -96,50 +102,11 @@ static inline struct cgroup *offs_cgroup_get_from_id(u64 id)
 #define offs_inode_ctime(inode)	((inode)->i_ctime)
 #endif
 
-/* 5.8 renamed use_mm(), probe_user_read() and wrapped mmap_sem. */
-#ifdef OFFS_HAVE_KTHREAD_USE_MM
-#define offs_use_mm(mm)			kthread_use_mm(mm)
-#define offs_unuse_mm(mm)		kthread_unuse_mm(mm)
-#else
-#include <linux/mmu_context.h>
-#define offs_use_mm(mm)			use_mm(mm)
-#define offs_unuse_mm(mm)		unuse_mm(mm)
-#endif
-#ifdef OFFS_HAVE_COPY_FROM_USER_NOFAULT
-#define offs_copy_from_user_nofault(d, s, n)	copy_from_user_nofault(d, s, n)
-#else
-#define offs_copy_from_user_nofault(d, s, n)	probe_user_read(d, s, n)
-#endif
-#ifdef OFFS_HAVE_MMAP_LOCK
-#define offs_mmap_read_trylock(mm)	mmap_read_trylock(mm)
-#define offs_mmap_read_unlock(mm)	mmap_read_unlock(mm)
-#else
-#define offs_mmap_read_trylock(mm)	down_read_trylock(&(mm)->mmap_sem)
-#define offs_mmap_read_unlock(mm)	up_read(&(mm)->mmap_sem)
-#endif
-
 /* sock_from_file() lost its error argument in 5.12. */
 #ifdef OFFS_HAVE_SOCK_FROM_FILE_1
 #define offs_sock_from_file(file)	sock_from_file(file)
 #else
 #define offs_sock_from_file(file)	({ int __err; sock_from_file(file, &__err); })
-#endif
-
-/* proc_ops replaced file_operations for /proc entries in 5.6. */
-#ifdef OFFS_HAVE_PROC_OPS
-#define OFFS_PROC_OPS			const struct proc_ops
-#define OFFS_PROC_OPEN(f)		.proc_open = (f)
-#define OFFS_PROC_READ(f)		.proc_read = (f)
-#define OFFS_PROC_WRITE(f)		.proc_write = (f)
-#define OFFS_PROC_LSEEK(f)		.proc_lseek = (f)
-#define OFFS_PROC_RELEASE(f)		.proc_release = (f)
-#else
-#define OFFS_PROC_OPS			const struct file_operations
-#define OFFS_PROC_OPEN(f)		.open = (f)
-#define OFFS_PROC_READ(f)		.read = (f)
-#define OFFS_PROC_WRITE(f)		.write = (f)
-#define OFFS_PROC_LSEEK(f)		.llseek = (f)
-#define OFFS_PROC_RELEASE(f)		.release = (f)
 #endif
 
 /* kmalloc_size_roundup() (6.1): the size kmalloc() really allocates. */

@@ -530,18 +530,18 @@ static int offs_stacks_release(struct inode *inode, struct file *file)
 	return seq_release_private(inode, file);
 }
 
-static OFFS_PROC_OPS offs_stacks_fops = {
-	OFFS_PROC_OPEN(offs_stacks_open),
-	OFFS_PROC_READ(seq_read),
-	OFFS_PROC_LSEEK(seq_lseek),
-	OFFS_PROC_RELEASE(offs_stacks_release),
+static const struct proc_ops offs_stacks_fops = {
+	.proc_open = offs_stacks_open,
+	.proc_read = seq_read,
+	.proc_lseek = seq_lseek,
+	.proc_release = offs_stacks_release,
 };
 
-static OFFS_PROC_OPS offs_drain_fops = {
-	OFFS_PROC_OPEN(offs_drain_open),
-	OFFS_PROC_READ(seq_read),
-	OFFS_PROC_LSEEK(seq_lseek),
-	OFFS_PROC_RELEASE(offs_stacks_release),
+static const struct proc_ops offs_drain_fops = {
+	.proc_open = offs_drain_open,
+	.proc_read = seq_read,
+	.proc_lseek = seq_lseek,
+	.proc_release = offs_stacks_release,
 };
 
 /* ---- threads ---- */
@@ -720,11 +720,11 @@ static int offs_threads_release(struct inode *inode, struct file *file)
 	return seq_release_private(inode, file);
 }
 
-static OFFS_PROC_OPS offs_threads_fops = {
-	OFFS_PROC_OPEN(offs_threads_open),
-	OFFS_PROC_READ(seq_read),
-	OFFS_PROC_LSEEK(seq_lseek),
-	OFFS_PROC_RELEASE(offs_threads_release),
+static const struct proc_ops offs_threads_fops = {
+	.proc_open = offs_threads_open,
+	.proc_read = seq_read,
+	.proc_lseek = seq_lseek,
+	.proc_release = offs_threads_release,
 };
 
 /* ---- stats ---- */
@@ -864,11 +864,11 @@ static int offs_stats_open(struct inode *inode, struct file *file)
 	return single_open(file, offs_stats_show, NULL);
 }
 
-static OFFS_PROC_OPS offs_stats_fops = {
-	OFFS_PROC_OPEN(offs_stats_open),
-	OFFS_PROC_READ(seq_read),
-	OFFS_PROC_LSEEK(seq_lseek),
-	OFFS_PROC_RELEASE(single_release),
+static const struct proc_ops offs_stats_fops = {
+	.proc_open = offs_stats_open,
+	.proc_read = seq_read,
+	.proc_lseek = seq_lseek,
+	.proc_release = single_release,
 };
 
 /* ---- control ---- */
@@ -905,9 +905,9 @@ static int offs_control_open(struct inode *inode, struct file *file)
 	return nonseekable_open(inode, file);
 }
 
-static OFFS_PROC_OPS offs_control_fops = {
-	OFFS_PROC_OPEN(offs_control_open),
-	OFFS_PROC_WRITE(offs_control_write),
+static const struct proc_ops offs_control_fops = {
+	.proc_open = offs_control_open,
+	.proc_write = offs_control_write,
 };
 
 /* ---- setup ---- */
@@ -917,7 +917,7 @@ int offs_procfs_init(void)
 	/* group= readers may read these; drain and control are root's. */
 	static const struct {
 		const char *name;
-		OFFS_PROC_OPS *fops;
+		const struct proc_ops *fops;
 	} files[] = {
 		{ "stacks", &offs_stacks_fops },
 		{ "threads", &offs_threads_fops },

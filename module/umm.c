@@ -74,7 +74,7 @@ static void offs_umaps_build(struct mm_struct *mm)
 
 	if (!READ_ONCE(offs_cfi_cache_mb))
 		return;
-	if (!offs_mmap_read_trylock(mm)) {
+	if (!mmap_read_trylock(mm)) {
 		offs_umaps_busy = true;
 		return;
 	}
@@ -88,7 +88,7 @@ static void offs_umaps_build(struct mm_struct *mm)
 		offs_umap_files[n] = get_file(vma->vm_file);
 		n++;
 	}
-	offs_mmap_read_unlock(mm);
+	mmap_read_unlock(mm);
 	for (i = 0; i < n; i++) {
 		offs_umaps[i].ent = offs_ucache_get(offs_umap_files[i]);
 		fput(offs_umap_files[i]);
@@ -131,7 +131,7 @@ static const struct offs_cfi_table *offs_umm_table(void *ctx, u64 pc,
 
 static int offs_umm_read(void *ctx, u64 addr, void *buf, size_t len)
 {
-	return offs_copy_from_user_nofault(buf, (const void __user *)addr, len) ?
+	return copy_from_user_nofault(buf, (const void __user *)addr, len) ?
 	       -EFAULT : 0;
 }
 
@@ -142,7 +142,7 @@ void offs_umm_end(void)
 	offs_umaps_clear();
 	if (!offs_umm_cur)
 		return;
-	offs_unuse_mm(offs_umm_cur);
+	kthread_unuse_mm(offs_umm_cur);
 	/* Never tear down an exited process's memory in the sampler. */
 	mmput_async(offs_umm_cur);
 	offs_umm_cur = NULL;
@@ -177,7 +177,7 @@ struct mm_struct *offs_umm_enter(struct task_struct *t)
 	if (!mm)
 		return NULL;
 	offs_root_enter(t);
-	offs_use_mm(mm);
+	kthread_use_mm(mm);
 	offs_umm_cur = mm;
 	offs_umaps_build(mm);
 	return mm;
@@ -235,7 +235,7 @@ int offs_umm_snapshot(struct mm_struct *mm, const unsigned long *ips,
 	unsigned int i;
 
 	*faulted = false;
-	if (!offs_mmap_read_trylock(mm))
+	if (!mmap_read_trylock(mm))
 		return -EBUSY;
 	/* No allocation, no sleep, no other lock until the unlock below. */
 	for (i = 0; i < n; i++) {
@@ -276,7 +276,7 @@ int offs_umm_snapshot(struct mm_struct *mm, const unsigned long *ips,
 		vma = find_vma(mm, fault_addr);
 		*faulted = vma && fault_addr >= vma->vm_start;
 	}
-	offs_mmap_read_unlock(mm);
+	mmap_read_unlock(mm);
 	return i;
 }
 

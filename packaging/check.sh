@@ -107,7 +107,8 @@ run_sparse() {
 		rm -rf "$dir"
 		mkdir -p "$dir"
 		ln -sf "$TOP"/module/*.[ch] "$TOP/module/Kbuild" "$TOP/VERSION" "$dir/"
-		if ! make -j"$(nproc)" -C "$kdir" M="$dir" C=2 CHECK=sparse W=1 modules > "$log" 2>&1; then
+		if ! sh "$TOP/module/probe.sh" "$kdir" "$dir" > "$log" 2>&1 ||
+		   ! make -j"$(nproc)" -C "$kdir" M="$dir" C=2 CHECK=sparse W=1 modules >> "$log" 2>&1; then
 			grep -E 'error' "$log" | head -n 20
 			printf 'sparse %s: BUILD FAILED (%s)\n' "$k" "$log" | tee -a "$SUMMARY"
 			status=1

@@ -21,6 +21,7 @@ all:
 		echo "dkms.mk: no kernel headers in KDIR=$(KDIR)" >&2; exit 1; fi
 	mkdir -p $(OUT)
 	ln -sf $(SRC)/module/*.[ch] $(SRC)/module/Kbuild $(SRC)/VERSION $(OUT)/
+	sh $(SRC)/module/probe.sh $(KDIR) $(OUT)
 	$(MAKE) -C $(KDIR) M=$(OUT) modules
 
 clean:

@@ -134,10 +134,14 @@ dkms_src() {
 	install -m 644 "$TOP/packaging/dkms.mk" "$dir/packaging/dkms.mk" || return 1
 	for f in "$TOP"/module/*.c "$TOP"/module/*.h "$TOP/module/Kbuild"; do
 		# Only sources: never a generated header left by an in-place build.
-		case "${f##*/}" in syscalls.h|*.mod.c) continue ;; esac
+		case "${f##*/}" in syscalls.h|features.h|*.mod.c) continue ;; esac
 		install -m 644 "$f" "$dir/module/" || return 1
 	done
-	chmod 755 "$dir" "$dir/module" "$dir/packaging"
+	# The feature probes (module/probe.sh runs them before the build).
+	mkdir -p "$dir/module/probes" &&
+	install -m 755 "$TOP/module/probe.sh" "$dir/module/probe.sh" &&
+	install -m 644 "$TOP"/module/probes/*.c "$dir/module/probes/" || return 1
+	chmod 755 "$dir" "$dir/module" "$dir/module/probes" "$dir/packaging"
 }
 
 # Is PATH (a file) owned by a Debian package?  Prints the package.

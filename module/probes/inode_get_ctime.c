@@ -1,0 +1,9 @@
+// SPDX-License-Identifier: GPL-2.0
+/* offsample probe: inode_get_ctime - timestamp accessors (6.6) */
+#include <linux/fs.h>
+
+time64_t offs_probe(struct inode *inode);
+time64_t offs_probe(struct inode *inode)
+{
+	return inode_get_ctime(inode).tv_sec;
+}
