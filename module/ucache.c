@@ -323,11 +323,25 @@ void offs_ucache_totals(unsigned int *ents, size_t *bytes, unsigned int *jobs)
 	*jobs = READ_ONCE(offs_ucache_jobs);
 }
 
-/* cfi_cache_mb was lowered: evict down to it (tables in use stay). */
+/*
+ * cfi_cache_mb was lowered: evict down to it (tables in use stay).  At 0
+ * the cache is off: every entry nobody uses goes, failed ones included
+ * (they only spare a file a second try), so that the module holds nothing
+ * for it.  Entries still being built are freed when their build ends
+ * (their table does not fit a cap of 0).
+ */
 void offs_ucache_shrink(void)
 {
+	struct offs_ucfi_ent *e, *tmp;
+
 	mutex_lock(&offs_ucache_lock);
-	offs_ucache_make_room(0);
+	if (offs_ucache_cap()) {
+		offs_ucache_make_room(0);
+	} else {
+		list_for_each_entry_safe(e, tmp, &offs_ucache_lru, lru)
+			if (!e->refs)
+				offs_ucfi_free(e);
+	}
 	mutex_unlock(&offs_ucache_lock);
 }
 

@@ -196,7 +196,7 @@ drain_summary() {
 }
 
 # stress_quiesced_memory [DRAINS]: memory the module holds with nothing
-# recorded and no symbol cached.  Leaves sampling off.  The thread cache is
+# recorded, no symbol cached and no .eh_frame table kept.  Leaves sampling off.  The thread cache is
 # emptied by a tick with thread_cache=0 (entries of threads not visited go
 # at the end of a tick); the generation is drained (its summary appended
 # to DRAINS, for stress_check_drains).  Fails if the symbol cache cannot
@@ -216,7 +216,28 @@ stress_quiesced_memory() {
 	drain_summary "$tmp" >> "${1:-/dev/null}"
 	echo "$tc" > $PARAM/thread_cache
 	stress_flush_symcache || return 1
+	stress_flush_cfi || return 1
 	stat_get memory_bytes
+	echo "$STRESS_CFI_MB" > $PARAM/cfi_cache_mb
+}
+
+# stress_flush_cfi: free the compiled .eh_frame tables (cfi_cache_mb=0
+# frees every table not in use; none is with sampling off), after the
+# builds in flight; the bound to restore in STRESS_CFI_MB.  Fails if a
+# table stays.
+stress_flush_cfi() {
+	local i
+	STRESS_CFI_MB=$(cat $PARAM/cfi_cache_mb)
+	for i in $(seq 1 300); do
+		[ "$(stat_get cfi_builds_pending)" = 0 ] && break
+		sleep 0.1
+	done
+	echo 0 > $PARAM/cfi_cache_mb
+	if [ "$(stat_get cfi_bytes)" != 0 ]; then
+		echo "cfi_cache_mb=0 left $(stat_get cfi_bytes) bytes of tables ($(stat_get cfi_builds_pending) builds pending)" >&2
+		echo "$STRESS_CFI_MB" > $PARAM/cfi_cache_mb
+		return 1
+	fi
 }
 
 # stress_check_memory PART BASELINE: after stress_quiesced_memory, nothing
@@ -235,6 +256,7 @@ stress_check_memory() {
 	assert_equal "$(stat_get records)" 0
 	assert_equal "$(stat_get cache_entries)" 0
 	assert_equal "$(stat_get sym_entries)" 0
+	assert_equal "$(stat_get cfi_tables)" 0
 	if [ "$(stat_get snapshot_grow)" = 0 ]; then
 		assert_equal "$now" "$base"
 	fi
