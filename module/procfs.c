@@ -25,6 +25,7 @@
 #include <linux/slab.h>
 #include <linux/pid.h>
 #include <linux/pid_namespace.h>
+#include <linux/idr.h>
 #include <linux/sched/task.h>
 #include <linux/utsname.h>
 #include <linux/ktime.h>
@@ -598,9 +599,13 @@ static struct task_struct *offs_threads_find(struct offs_threads_priv *p,
 
 	if (*pos > PID_MAX_LIMIT)
 		return NULL;
-	/* find_ge_pid() and pid_task() need RCU. */
+	/*
+	 * The namespace's pid IDR walked in order, as find_ge_pid() does
+	 * (not exported before 5.11, idr_get_next() is); it and pid_task()
+	 * need RCU.
+	 */
 	rcu_read_lock();
-	while ((pid = find_ge_pid(nr, p->ns))) {
+	while ((pid = idr_get_next(&p->ns->idr, &nr))) {
 		t = pid_task(pid, PIDTYPE_PID);
 		if (t) {
 			get_task_struct(t);

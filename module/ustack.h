@@ -16,6 +16,7 @@
 #define OFFS_USTACK_H
 
 #include <linux/types.h>
+#include <linux/overflow.h>
 #include <linux/list.h>
 #include <linux/time64.h>
 

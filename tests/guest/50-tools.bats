@@ -123,7 +123,10 @@ teardown() {
 	assert_line --regexp '^  \[L\] lock +[0-9]+ +[0-9.]+% '
 	assert_line --regexp '^\[L\] lock: [0-9]+ samples'
 	assert_line --regexp '^      processes: .*osw-mutex'
-	run -0 "$OFFS" report --by process
+	# The live file (user frames left unnamed: naming every program on
+	# the guest costs half a minute under emulation, and the report's
+	# own naming is checked above on the recording).
+	run -0 "$OFFS" report --by process --no-symbolize
 	assert_line --regexp '^  osw-mutex +[0-9]+ .*\[L\]'
 }
 
@@ -249,7 +252,7 @@ teardown() {
 	run --separate-stderr "$OFFS" record -o "$out" -- sh -c 'echo started; sleep 3 & sleep 3 & wait; exit 3'
 	assert_success
 	assert_output started
-	assert_equal "$stderr" "offsample record: sh -c 'echo started; sleep 3 & sleep 3 & wait; exit 3' exited with status 3"
+	assert_equal "$stderr" "offsample record: warning: sh -c 'echo started; sleep 3 & sleep 3 & wait; exit 3' exited with status 3"
 	assert_equal "$(cat $PARAM/key; cat $PARAM/cgroup)" "$before"
 	[ -z "$(find /sys/fs/cgroup -maxdepth 1 -name 'offsample-record-*')" ]
 	assert_equal "$(hdr_get command "$out")" "sh -c 'echo started; sleep 3 & sleep 3 & wait; exit 3'"
@@ -267,7 +270,7 @@ teardown() {
 	local rc=$status err=$stderr
 	pkill -f '^sleep 60$' || true
 	assert_equal "$rc" 0
-	assert_regex "$err" '^offsample record: 1 process\(es\) of the command still run; moved back to /'
+	assert_regex "$err" '^offsample record: warning: 1 process\(es\) of the command still run; moved back to /'
 	[ -z "$(find /sys/fs/cgroup -maxdepth 1 -name 'offsample-record-*')" ]
 	assert_equal "$(cat $PARAM/key; cat $PARAM/cgroup)" "$before"
 }
@@ -311,7 +314,9 @@ teardown() {
 }
 
 @test "top -n 2: the second refresh shows the samples of the interval" {
-	run --separate-stderr "$OFFS" top -n 2 -i 1
+	# Kernel frames are checked: user frames unnamed (naming is tested on
+	# the host, tools-record.bats).
+	run --separate-stderr "$OFFS" top -n 2 -i 1 --no-symbolize
 	assert_success
 	assert_equal "$stderr" ""
 	assert_line --regexp '^since generation start '

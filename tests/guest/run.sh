@@ -10,6 +10,10 @@ out=${1:?usage: run.sh OUTDIR}
 cd "$(dirname "$0")/../.." || exit 125
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export OFFS_ARTIFACTS=$out
+# The symbolizer's cache: the guest sees the host's home read-only, and
+# without a cache every naming of the live stacks reads every program's
+# symbols again (half a minute each under emulation).
+export OFFSAMPLE_CACHE_DIR=/tmp/offsample-symcache
 uname -r > "$out/kernel"
 ko=build/$(uname -r)/offsample.ko
 if [ ! -f "$ko" ]; then

@@ -121,7 +121,8 @@ rec_cgroup_remove() {
 		n=$((n + 1))
 		printf '%s\n' "$p" > "$REC_CGHOME/cgroup.procs" 2>/dev/null || true
 	done < "$REC_CGDIR/cgroup.procs" 2>/dev/null
-	[ "$n" = 0 ] || warn "$n process(es) of the command still run; moved back to ${REC_CGHOME#"$CG_MOUNT"}"
+	local home=${REC_CGHOME#"$CG_MOUNT"}
+	[ "$n" = 0 ] || warn "$n process(es) of the command still run; moved back to ${home:-/}"
 	rmdir -- "$REC_CGDIR" 2>/dev/null || warn "could not remove the cgroup $REC_CGDIR"
 	REC_CGDIR=
 }
