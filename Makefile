@@ -38,6 +38,7 @@ help:
 	@echo "                                 every guest suite on a KASAN/lockdep/kmemleak kernel (hours)"
 	@echo "make test-rt [OFFS_PARTS=core|long]"
 	@echo "                                 every guest suite on Debian's 6.12 PREEMPT_RT kernel"
+	@echo "make test-matrix                 every guest suite on Debian bullseye's 5.10 (docs/MATRIX.md)"
 	@echo "make clean                       remove build/"
 	@$(MAKE) --no-print-directory help-packaging
 

@@ -20,7 +20,7 @@
 # 75-fuzz.bats) run in `make test` like every guest suite; their helper
 # programs are built with the workload.
 
-.PHONY: stress test-debug test-rt stress-helpers
+.PHONY: stress test-debug test-rt test-matrix stress-helpers
 
 STRESS_HELPERS := $(BUILD)/stress/offs-churn $(BUILD)/stress/offs-fuzz \
 	$(BUILD)/stress/offs-memhog
@@ -41,3 +41,7 @@ test-debug:
 
 test-rt:
 	@$(TOP)/tests/stress/run.sh rt
+
+# Every guest suite on Debian bullseye's 5.10 (tests/vm/test-matrix.sh).
+test-matrix:
+	@$(TOP)/tests/vm/test-matrix.sh

@@ -14,6 +14,7 @@
 
 #include <linux/sched.h>
 #include <linux/proc_fs.h>
+#include <linux/cgroup.h>
 
 /* features.h (module/probe.sh) comes first, by Kbuild's -include. */
 #ifndef OFFS_FEATURES
@@ -77,14 +78,31 @@
 
 /*
  * cgroup_get_from_id() (a cgroup id back to its cgroup, for printing its
- * path): 6.1 has it, 5.10 does not; without it paths print as "cgroup-id:N".
+ * path, with a reference): 6.1 has it, 5.10 does not.  There, the default
+ * hierarchy is searched for the id (cgrp_dfl_root and
+ * css_next_descendant_pre() are exported): O(cgroups) per lookup, once
+ * per run of records of one cgroup in a read.  The walk needs RCU (or
+ * cgroup_mutex, which a reader must not take here); css_tryget() fails
+ * for a cgroup being freed, which then prints as "cgroup-id:N".
  */
 #ifdef OFFS_HAVE_CGROUP_GET_FROM_ID
 #define offs_cgroup_get_from_id(id)	cgroup_get_from_id(id)
 #else
 static inline struct cgroup *offs_cgroup_get_from_id(u64 id)
 {
-	return ERR_PTR(-EOPNOTSUPP);
+	struct cgroup_subsys_state *css;
+	struct cgroup *found = ERR_PTR(-ENOENT);
+
+	rcu_read_lock();
+	css_for_each_descendant_pre(css, &cgrp_dfl_root.cgrp.self) {
+		if (cgroup_id(css->cgroup) != id)
+			continue;
+		if (css_tryget(css))
+			found = css->cgroup;
+		break;
+	}
+	rcu_read_unlock();
+	return found;
 }
 #endif
 

@@ -86,7 +86,7 @@ check_scenario() {
 }
 
 @test "contended pthread mutex: lock, S, futex wait" {
-	check_scenario osw-mutex lock S 'futex_wait_queue|__futex_wait|futex_do_wait' 98
+	check_scenario osw-mutex lock S 'futex_wait_queue|futex_wait_queue_me|__futex_wait|futex_do_wait' 98
 	# The holder sleeps: one thread, reason sleep.
 	NTHREADS=1 check_scenario osw-mutex sleep S do_nanosleep 98
 }

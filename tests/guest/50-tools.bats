@@ -98,7 +98,7 @@ teardown() {
 		grep -q "data-n=\"$f\"" "$T/out.svg" || { echo "no frame $f"; return 1; }
 	done
 	grep -Eq 'data-n="(anon_)?pipe_read"' "$T/out.svg"
-	grep -Eq 'data-n="(futex_wait_queue|__futex_wait|futex_do_wait)"' "$T/out.svg"
+	grep -Eq 'data-n="(futex_wait_queue|futex_wait_queue_me|__futex_wait|futex_do_wait)"' "$T/out.svg"
 	# The title comes from the header.
 	grep -q "Off-CPU time: $(uname -n), $KREL, " "$T/out.svg"
 }

@@ -63,7 +63,8 @@ snapshot() {
 		echo "dest=${DEST_MODULE_LOCATION[0]}"; echo "make=${MAKE[0]}"; echo "clean=$CLEAN"
 		echo "arch=$BUILD_EXCLUSIVE_ARCH"; echo "config=$BUILD_EXCLUSIVE_CONFIG"
 		for k in 6.1.0-56-amd64 6.12.117+deb12-amd64 6.12.117+deb12-rt-amd64 6.18.3 6.20.1 \
-			4.19.0-27-amd64 5.10.0-30-amd64 5.19.1 6.0.19 7.0.0 16.1.0; do
+			5.10.0-30-amd64 5.19.1 6.0.19 4.19.0-27-amd64 5.4.0-200-generic 5.9.16 \
+			7.0.0 16.1.0 15.10.1; do
 			[[ $k =~ $BUILD_EXCLUSIVE_KERNEL ]] && echo "builds $k" || echo "refuses $k"
 		done'
 	assert_success
@@ -74,10 +75,11 @@ snapshot() {
 	assert_line "dest=/updates/dkms"
 	assert_line --partial "make=make -f packaging/dkms.mk KDIR=/lib/modules/6.1.0-56-amd64/build"
 	assert_line --partial "clean=make -f packaging/dkms.mk KDIR=/lib/modules/6.1.0-56-amd64/build clean"
-	for k in 6.1.0-56-amd64 6.12.117+deb12-amd64 6.12.117+deb12-rt-amd64 6.18.3 6.20.1; do
+	for k in 6.1.0-56-amd64 6.12.117+deb12-amd64 6.12.117+deb12-rt-amd64 6.18.3 6.20.1 \
+		5.10.0-30-amd64 5.19.1 6.0.19; do
 		assert_line "builds $k"
 	done
-	for k in 4.19.0-27-amd64 5.10.0-30-amd64 5.19.1 6.0.19 7.0.0 16.1.0; do
+	for k in 4.19.0-27-amd64 5.4.0-200-generic 5.9.16 7.0.0 16.1.0 15.10.1; do
 		assert_line "refuses $k"
 	done
 	[[ x86_64 =~ $(bash -c '. ./dkms.conf; echo "$BUILD_EXCLUSIVE_ARCH"') ]] || false

@@ -165,7 +165,7 @@ setup() {
 @test "make help lists every target a user runs" {
 	local t
 	run -0 make --no-print-directory -C "$ROOT" help
-	for t in module modules-all test test-host test-guest demo bench stress test-debug test-rt \
+	for t in module modules-all test test-host test-guest demo bench stress test-debug test-rt test-matrix \
 		clean install uninstall deb matrix check test-dkms-upgrade dkms-src dkms-status; do
 		assert_line --regexp "^make (\\[)?$t( |\\]|\$)|\\| $t( |\$)"
 	done

@@ -254,13 +254,27 @@ static int k_strtouint(const char *s, unsigned int *res)
 	return 0;
 }
 
+/*
+ * kstrtobool(): y/Y/1, n/N/0, on/off; t/T/f/F not on every kernel (5.10
+ * refuses them: the running kernel is asked at start, bool_tf).
+ */
+static bool bool_tf = true;
+
 static int k_strtobool(const char *s, bool *res)
 {
 	switch (s[0]) {
-	case 'y': case 'Y': case 't': case 'T': case '1':
+	case 't': case 'T':
+		if (!bool_tf)
+			return -EINVAL;
+		/* fall through */
+	case 'y': case 'Y': case '1':
 		*res = true;
 		return 0;
-	case 'n': case 'N': case 'f': case 'F': case '0':
+	case 'f': case 'F':
+		if (!bool_tf)
+			return -EINVAL;
+		/* fall through */
+	case 'n': case 'N': case '0':
 		*res = false;
 		return 0;
 	case 'o': case 'O':
@@ -905,6 +919,30 @@ static void rm_cgroups(void)
 	rmdir(p);
 }
 
+/*
+ * Does this kernel's kstrtobool() take "t"/"f"?  Asked of the module's
+ * user_stacks parameter (a bool), written back as it was.
+ */
+static bool probe_bool_tf(void)
+{
+	char old[16] = "";
+	bool tf;
+	int fd;
+
+	if (read_small(PARAMS "/user_stacks", old, sizeof(old)) <= 0)
+		die("cannot read " PARAMS "/user_stacks");
+	fd = open(PARAMS "/user_stacks", O_WRONLY);
+	if (fd < 0)
+		die("cannot open " PARAMS "/user_stacks");
+	tf = write(fd, "t", 1) == 1;
+	close(fd);
+	fd = open(PARAMS "/user_stacks", O_WRONLY);
+	if (fd < 0 || write(fd, old, strlen(old)) != (ssize_t)strlen(old))
+		die("cannot restore " PARAMS "/user_stacks");
+	close(fd);
+	return tf;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned long n = 10000, i, sent, acc = 0, rej = 0;
@@ -931,6 +969,8 @@ int main(int argc, char **argv)
 		rng_state = 1;
 	if (access(PARAMS "/hz", W_OK))
 		die("offsample is not loaded (or not root)");
+	bool_tf = probe_bool_tf();
+	printf("kstrtobool takes t/f: %s\n", bool_tf ? "yes" : "no");
 	/*
 	 * max_stacks, thread_cache and cfi_cache_mb are also bounded by a
 	 * share of this machine's RAM: the module says where (stats), the
