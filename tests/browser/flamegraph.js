@@ -14,11 +14,8 @@
 
 "use strict";
 
-const fs = require("fs");
-const os = require("os");
 const path = require("path");
-
-const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
+const { withPage, artifacts: chromiumArtifacts } = require("./chromium");
 
 function parseArgs(argv) {
 	const a = {};
@@ -46,33 +43,8 @@ function frameSel(name) {
 
 async function main() {
 	const args = parseArgs(process.argv.slice(2));
-	if (!fs.existsSync(CHROMIUM))
-		throw new Error(`${CHROMIUM} not found: install Debian's chromium (tests/lib/deps.sh browser)`);
-	let chromium;
-	try {
-		({ chromium } = require("playwright-core"));
-	} catch (e) {
-		throw new Error("playwright-core missing: run npm ci --prefix tests/browser (tests/lib/deps.sh browser)");
-	}
-	const artifacts = process.env.ARTIFACT_DIR || process.env.BATS_TEST_TMPDIR || "/tmp";
-	fs.mkdirSync(artifacts, { recursive: true });
-	const profile = fs.mkdtempSync(path.join(os.tmpdir(), "offsample-chromium-"));
-
-	const context = await chromium.launchPersistentContext(profile, {
-		executablePath: CHROMIUM,
-		headless: true,
-		viewport: { width: 1280, height: 800 },
-		args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-			"--no-first-run", "--disable-background-networking",
-			"--disable-component-update", "--disable-sync"],
-	});
-	try {
-		const page = context.pages()[0] || await context.newPage();
-		page.setDefaultTimeout(10000);
-		const errors = [];
-		page.on("pageerror", (e) => errors.push(`pageerror: ${e.message}`));
-		page.on("console", (m) => { if (m.type() === "error") errors.push(`console: ${m.text()}`); });
-
+	const artifacts = chromiumArtifacts();
+	await withPage({ width: 1280, height: 800, args: ["--disable-gpu"] }, async (page, errors) => {
 		await page.goto("file://" + path.resolve(args.svg));
 		await page.waitForFunction(() => window.flamegraph !== undefined, null, { timeout: 10000 });
 		// fullPage screenshots do not work on SVG documents: size the
@@ -154,10 +126,7 @@ async function main() {
 
 		check(errors.length === 0, `no page errors${errors.length ? ": " + errors.join("; ") : ""}`);
 		console.log(`${checks} checks passed; screenshots in ${artifacts}`);
-	} finally {
-		await context.close();
-		fs.rmSync(profile, { recursive: true, force: true });
-	}
+	});
 }
 
 main().catch((e) => {
