@@ -99,6 +99,18 @@ write_out() {
 	fi
 }
 
+# graph_opt ARGS...: -o FILE and --title TEXT of flamegraph and diff, in
+# G_OUT and G_TITLE; sets SHIFTN, returns 1 if $1 is neither.
+G_OUT= G_TITLE=
+graph_opt() {
+	case $1 in
+	-o | -o?* | --output | --output=*) optval -o "$@"; G_OUT=$OPTVAL
+		[ -n "$G_OUT" ] || usage_error "-o needs a file name" ;;
+	--title | --title=*) optval --title "$@"; G_TITLE=$OPTVAL ;;
+	*) return 1 ;;
+	esac
+}
+
 # check_out OUT BINARY: OUT can be written; stdout is not a terminal for
 # BINARY (an SVG) output without OUT.
 check_out() {
@@ -115,21 +127,19 @@ check_out() {
 # ------------------------------------------------------------ flamegraph
 
 cmd_flamegraph() {
-	local out= engine=offsample title= ropts=() files=()
+	local engine=offsample ropts=() files=() out title
 	while [ $# -gt 0 ]; do
-		if read_opt "$@" || collapse_opt "$@"; then shift "$SHIFTN"; continue; fi
+		if read_opt "$@" || collapse_opt "$@" || graph_opt "$@"; then shift "$SHIFTN"; continue; fi
 		case $1 in
 		-h | --help) help_flamegraph; exit 0 ;;
-		-o | -o?* | --output | --output=*) optval -o "$@"; out=$OPTVAL; shift "$SHIFTN"
-			[ -n "$out" ] || usage_error "-o needs a file name" ;;
 		--engine | --engine=*) optval --engine "$@"; engine=$OPTVAL; shift "$SHIFTN" ;;
-		--title | --title=*) optval --title "$@"; title=$OPTVAL; shift "$SHIFTN" ;;
 		--) shift; ropts=("$@"); break ;;
 		-) files+=(-); shift ;;
 		-?*) usage_error "unknown option $1" ;;
 		*) files+=("$1"); shift ;;
 		esac
 	done
+	out=$G_OUT title=$G_TITLE
 	local fgpl= rend= c
 	case $engine in
 	offsample | offsample-flamegraph) engine=offsample; rend=$(renderer) ;;
@@ -181,21 +191,19 @@ first_hz() {
 }
 
 cmd_diff() {
-	local out= folded=0 title= ropts=() files=() c rend=
+	local folded=0 ropts=() files=() c rend= out title
 	while [ $# -gt 0 ]; do
-		if read_opt "$@" || collapse_opt "$@"; then shift "$SHIFTN"; continue; fi
+		if read_opt "$@" || collapse_opt "$@" || graph_opt "$@"; then shift "$SHIFTN"; continue; fi
 		case $1 in
 		-h | --help) help_diff; exit 0 ;;
-		-o | -o?* | --output | --output=*) optval -o "$@"; out=$OPTVAL; shift "$SHIFTN"
-			[ -n "$out" ] || usage_error "-o needs a file name" ;;
 		--folded) folded=1; shift ;;
-		--title | --title=*) optval --title "$@"; title=$OPTVAL; shift "$SHIFTN" ;;
 		--) shift; ropts=("$@"); break ;;
 		-) files+=(-); shift ;;
 		-?*) usage_error "unknown option $1" ;;
 		*) files+=("$1"); shift ;;
 		esac
 	done
+	out=$G_OUT title=$G_TITLE
 	[ ${#files[@]} -eq 2 ] || usage_error "diff needs two files, BEFORE and AFTER (${#files[@]} given)"
 	[ "${files[0]}" != - ] || [ "${files[1]}" != - ] ||
 		usage_error "standard input can be only one of the two files"
