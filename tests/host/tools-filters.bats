@@ -86,10 +86,10 @@ folded_of() {
 	# Unknown reasons are usage errors, before the input is looked at.
 	run --separate-stderr "$OFFS" report --reason lokc "$T/missing"
 	assert_failure 2
-	assert_equal "$stderr" "offsample report: --reason: unknown reason \"lokc\" (reasons: io lock sched sleep net ipc fault stopped idle other cpu)"
+	assert_equal "$stderr" "offsample report: --reason: unknown reason \"lokc\" (reasons: io lock sched sleep net ipc fault stopped idle other cpu) (see offsample report --help)"
 	run --separate-stderr "$OFFS" collapse --reason "$SMALL"
 	assert_failure 2
-	assert_equal "$stderr" "offsample collapse: --reason: unknown reason \"$SMALL\" (reasons: io lock sched sleep net ipc fault stopped idle other cpu)"
+	assert_equal "$stderr" "offsample collapse: --reason: unknown reason \"$SMALL\" (reasons: io lock sched sleep net ipc fault stopped idle other cpu) (see offsample collapse --help)"
 	run --separate-stderr "$OFFS" collapse "$SMALL" --reason
 	assert_failure 2
 	assert_equal "$stderr" "offsample collapse: --reason needs a value (see offsample collapse --help)"

@@ -34,6 +34,11 @@ use lib $FindBin::RealBin;
 use OffsampleStacks qw(@V1 fail fail_on_die);
 
 fail_on_die($ENV{OFFSAMPLE_PROG} || 'offsample');
+
+# usage(MESSAGE): a bad filter value, exit 2, as the CLI's usage errors.
+sub usage {
+	fail(2, "$_[0] (see $OffsampleStacks::PROG --help)");
+}
 $SIG{__WARN__} = sub { };
 
 my @REASONS = qw(io lock sched sleep net ipc fault stopped idle other cpu);
@@ -49,7 +54,7 @@ my %o = (reason => [], 'exclude-reason' => [], comm => [], pid => [],
 		'user-only', 'kernel-only', 'o=s', 'label=s@', 'check') or do {
 		my $e = $errs[0] // "invalid option\n";
 		$e =~ s/\n.*//s;
-		fail(2, lcfirst $e);
+		usage(lcfirst $e);
 	};
 }
 my @files = @ARGV ? @ARGV : ('-');
@@ -73,9 +78,9 @@ my @desc;	# for the "# filter:" header line
 for my $n (qw(reason exclude-reason)) {
 	my @v = list($n);
 	next unless @{$o{$n}};
-	fail(2, "--$n needs a reason list") unless @v;
+	usage("--$n needs a reason list") unless @v;
 	for my $v (@v) {
-		fail(2, "--$n: unknown reason \"$v\" (reasons: @REASONS)")
+		usage("--$n: unknown reason \"$v\" (reasons: @REASONS)")
 			unless grep { $_ eq $v } @REASONS;
 	}
 	$want{$n} = { map { $_ => 1 } @v };
@@ -84,24 +89,24 @@ for my $n (qw(reason exclude-reason)) {
 for my $n (qw(pid tid)) {
 	next unless @{$o{$n}};
 	my @v = list($n);
-	fail(2, "--$n needs a list of ids") unless @v;
+	usage("--$n needs a list of ids") unless @v;
 	for my $v (@v) {
-		fail(2, "--$n needs numeric ids, not \"$v\"") unless $v =~ /^[0-9]{1,10}\z/;
+		usage("--$n needs numeric ids, not \"$v\"") unless $v =~ /^[0-9]{1,10}\z/;
 	}
 	$want{$n} = { map { ($_ + 0) => 1 } @v };
 	push @desc, "$n=" . join(',', @v);
 }
 if (@{$o{comm}}) {
 	my @v = list('comm');
-	fail(2, "--comm needs a process name") unless @v;
+	usage("--comm needs a process name") unless @v;
 	$want{comm} = { map { esc($_) => 1 } @v };
 	push @desc, 'comm=' . join(',', map { esc($_) } @v);
 }
 if (@{$o{state}}) {
 	my @v = list('state');
-	fail(2, "--state needs a list of state letters") unless @v;
+	usage("--state needs a list of state letters") unless @v;
 	for my $v (@v) {
-		fail(2, "--state: unknown state \"$v\" (states: @STATES)")
+		usage("--state: unknown state \"$v\" (states: @STATES)")
 			unless grep { $_ eq $v } @STATES;
 	}
 	$want{state} = { map { $_ => 1 } @v };
@@ -116,7 +121,7 @@ if (defined $o{cgroup}) {
 	$cg = esc($cg);
 	push @desc, 'cgroup=' . ($cg eq '' ? '/' : $cg);
 }
-fail(2, "--kernel-only and --user-only exclude each other")
+usage("--kernel-only and --user-only exclude each other")
 	if $o{'kernel-only'} && $o{'user-only'};
 push @desc, 'user-only' if $o{'user-only'};
 push @desc, 'kernel-only' if $o{'kernel-only'};
