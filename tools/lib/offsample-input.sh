@@ -21,10 +21,10 @@ input_files() {	# input_files FILE...: each must be "-" or a readable file
 
 # symbolize_inputs FILE...: the files to read instead, in INPUTS: those
 # with user frames not named yet (PATH+0xOFFSET, format v2) go through
-# offsample-symbolize into a temporary file.  Standard input and the live
-# /proc file are copied first (they can be read only once).  When the
-# symbolizer is missing or fails, the raw frames are kept, with one
-# warning: the output is never lost for it.
+# offsample-symbolize into a temporary file.  FILEs are regular files
+# (gather_inputs has copied standard input, pipes and the live /proc
+# file).  When the symbolizer is missing or fails, the raw frames are
+# kept, with one warning: the output is never lost for it.
 INPUTS=() SYMN=0
 symbolize_inputs() {
 	local f i sym= warned=0 err
@@ -32,12 +32,6 @@ symbolize_inputs() {
 	for f in "$@"; do
 		SYMN=$((SYMN + 1))
 		i=$SYMN
-		case $f in
-		- | "$PROC"/*)
-			work_dir
-			cat -- "$f" > "$WORK/in.$i" 2>/dev/null || die "cannot read ${f/#-/standard input}"
-			f=$WORK/in.$i ;;
-		esac
 		if lib needsym "$f"; then
 			work_dir
 			if [ -z "$sym" ] && ! sym=$(symbolizer); then
