@@ -60,7 +60,8 @@ $(BUILD)/%/offsample.ko: $(MODSRC) $(TOP)/VERSION $(TOP)/module/probe.sh $(wildc
 
 # The test workload: threads that wait in known ways (frame pointers kept).
 workload: $(BUILD)/offsample-workload $(BUILD)/offsample-ustack $(BUILD)/offsample-ustack-nofp \
-	$(BUILD)/offsample-withpid $(BUILD)/offsample-safety $(BUILD)/offsample-workload-nofp
+	$(BUILD)/offsample-withpid $(BUILD)/offsample-safety $(BUILD)/offsample-workload-nofp \
+	$(BUILD)/offsample-blockers
 $(BUILD)/offsample-workload: $(TOP)/tests/workload/offsample-workload.c
 	@mkdir -p $(BUILD)
 	$(CC) -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
@@ -82,6 +83,12 @@ $(BUILD)/offsample-ustack-nofp: $(TOP)/tests/workload/offsample-ustack.c
 
 # Sampler-correctness workloads (tests/guest/47-safety.bats), frame pointers kept.
 $(BUILD)/offsample-safety: $(TOP)/tests/workload/offsample-safety.c
+	@mkdir -p $(BUILD)
+	$(CC) -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
+		-fno-optimize-sibling-calls -Wall -Wextra -Werror -pthread -o $@ $<
+
+# Threads waiting for locks others hold (tests/guest/58-blockers.bats).
+$(BUILD)/offsample-blockers: $(TOP)/tests/workload/offsample-blockers.c
 	@mkdir -p $(BUILD)
 	$(CC) -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 		-fno-optimize-sibling-calls -Wall -Wextra -Werror -pthread -o $@ $<

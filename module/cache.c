@@ -173,9 +173,16 @@ void offs_tc_store(struct offs_tc_ent *e, const struct offs_sample *s,
 	e->ncsw = s->ncsw;
 	e->state = s->state;
 	e->config_seq = config_seq;
+	e->hit.fx = s->fx;
 	e->valid = e->hit.stack && !s->degraded;
 	if (e->hit.stack && s->degraded)
 		OFFS_STAT_ADD(cache_degraded, 1);
+}
+
+/* The context-switch count the cached capture was taken at. */
+unsigned long offs_tc_ncsw(const struct offs_tc_ent *e)
+{
+	return e->ncsw;
 }
 
 void offs_tc_invalidate(struct offs_tc_ent *e)

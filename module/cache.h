@@ -18,5 +18,6 @@ struct offs_hit *offs_tc_hit(struct offs_tc_ent *e);
 void offs_tc_store(struct offs_tc_ent *e, const struct offs_sample *s,
 		   unsigned int config_seq);
 void offs_tc_invalidate(struct offs_tc_ent *e);
+unsigned long offs_tc_ncsw(const struct offs_tc_ent *e);
 
 #endif /* OFFS_CACHE_H */

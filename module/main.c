@@ -34,6 +34,7 @@ bool offs_kthreads = true;
 unsigned int offs_key_fields;
 unsigned int offs_thread_cache = 65536;
 bool offs_user_stacks = true;
+bool offs_blockers = true;
 unsigned int offs_max_user_depth = 32;
 unsigned int offs_max_retired = 4;
 unsigned int offs_threads_rate = 20000;
@@ -440,6 +441,8 @@ module_param_cb(threads_rate, &offs_range_ops, &offs_threads_rate_range, 0644);
 MODULE_PARM_DESC(threads_rate, "Thread stacks the threads file unwinds per second, all readers together, 1..10000000 (default 20000)");
 module_param_cb(cfi_cache_mb, &offs_cfi_cache_ops, &offs_cfi_cache_mb, 0644);
 MODULE_PARM_DESC(cfi_cache_mb, "MiB of compiled .eh_frame tables for user stacks without frame pointers, 0..1/16 of RAM (default 64, 0: frame pointers only)");
+module_param_cb(blockers, &offs_bool_ops, &offs_blockers, 0644);
+MODULE_PARM_DESC(blockers, "Name the holder of a user-space lock a sampled thread waits for (glibc mutex, rwlock, PI futex) and count waiter -> holder edges (default 1)");
 /* Read-only once loaded: see offs_procfs_set_group(). */
 module_param_cb(group, &offs_group_ops, NULL, 0444);
 MODULE_PARM_DESC(group, "Numeric group id allowed to read /proc/offsample, set at load time (default: root only)");

@@ -68,6 +68,19 @@ struct offs_wobj_addr {
 	u16 len;		/* 0: no address */
 };
 
+/*
+ * A futex wait that may name its lock's holder (blocker.c): the futex word's
+ * address and expected value, kept by the thread cache for unchanged
+ * threads.
+ */
+enum { OFFS_FX_NONE, OFFS_FX_WAIT, OFFS_FX_PI };
+
+struct offs_fxwait {
+	unsigned long uaddr;
+	u32 val;
+	u8 cand;		/* OFFS_FX_* */
+};
+
 /* One thread at one instant, as captured by offs_pin_capture(). */
 struct offs_sample {
 	unsigned int state;	/* raw task state word */
@@ -106,6 +119,8 @@ struct offs_sample {
 	struct offs_ustack *ustack;
 	const char *wobj_str;
 	struct offs_wobj_addr wobj_addr;
+	struct offs_fxwait fx;	/* blocker candidate (blocker.c) */
+	struct offs_rec *rec;	/* where offs_table_record() counted it */
 };
 
 /* Fields optionally added to the aggregation key (parameter "key"). */
@@ -133,6 +148,7 @@ struct offs_rec {
 	struct hlist_node node;		/* generation hash chain */
 	struct list_head list;		/* generation insertion order */
 	u32 hash;
+	unsigned int id;		/* 1, 2, ...: its line in the output */
 	u8 reason;
 	char state_ch;
 	pid_t tgid;			/* 0 unless OFFS_KEY_PID/TID */
@@ -146,6 +162,8 @@ struct offs_rec {
 	u64 cgid;
 	u64 count;
 };
+
+#define OFFS_EBUCKETS	256
 
 /*
  * A generation: everything counted between two drains or resets.  The
@@ -169,6 +187,10 @@ struct offs_gen {
 	unsigned int nbuckets;		/* power of two */
 	struct hlist_head *buckets;
 	struct list_head recs;
+	/* Waiter -> holder edges (blocker.c), counted like records. */
+	unsigned int nedges;
+	struct list_head edges;
+	struct hlist_head ebuckets[OFFS_EBUCKETS];
 };
 
 /* Module parameters (main.c), read with READ_ONCE by everyone else. */
@@ -183,6 +205,7 @@ extern bool offs_user_stacks;
 extern unsigned int offs_max_user_depth;
 extern unsigned int offs_max_retired;
 extern unsigned int offs_threads_rate;
+extern bool offs_blockers;
 
 /*
  * Bumped by every parameter write that changes what a capture contains
@@ -239,6 +262,13 @@ struct offs_stats {
 	u64 wobj_fd_closed;		/* the descriptor was no longer open */
 	u64 cache_degraded;		/* captures not cached: degraded */
 	u64 full_ns_total;		/* time in full-capture visits */
+	u64 blk_looked;			/* lock waits whose holder was looked up */
+	u64 blk_edges;			/* ... and found (edges counted) */
+	u64 blk_unknown;		/* ... words did not validate */
+	u64 blk_read_failed;		/* ... words could not be read */
+	u64 blk_raced;			/* ... waiter ran meanwhile */
+	u64 blk_dropped;		/* edges not stored (bounds) */
+	u64 blk_ns_total;		/* time spent on it */
 	atomic64_t sym_lookups;
 	atomic64_t sym_hits;
 	atomic64_t sym_flushes;

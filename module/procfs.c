@@ -261,6 +261,8 @@ static bool offs_ptrset_add(struct offs_ptrset *set, const void *p)
 
 struct offs_stacks_priv {
 	struct offs_gen_iter it;
+	loff_t edges_at;		/* position of the first edge, 0: unknown */
+	struct offs_edge_out edge;	/* the edge being shown */
 	bool drain;
 	bool restricted;		/* group= reader: no user addresses */
 	struct pid_namespace *pidns;	/* pids as seen from here */
@@ -273,21 +275,37 @@ struct offs_stacks_priv {
 	char sym[KSYM_SYMBOL_LEN];
 };
 
+/*
+ * Position 0 is the header, then come the records, then the edges.  The
+ * edges start where this reader first found no more records: records added
+ * to a live generation after that are not shown (the next read has them),
+ * so positions stay stable across read() calls.
+ */
+static void *offs_stacks_seek(struct offs_stacks_priv *p, loff_t pos)
+{
+	if (pos == 0)
+		return SEQ_START_TOKEN;
+	if (!p->edges_at || pos < p->edges_at) {
+		if (offs_gen_iter_seek(&p->it, pos - 1))
+			return &p->it;
+		if (!p->edges_at)
+			p->edges_at = pos;
+	}
+	if (pos < p->edges_at)
+		return NULL;
+	return offs_gen_edge_seek(&p->it, pos - p->edges_at, &p->edge) ?
+	       &p->edge : NULL;
+}
+
 static void *offs_stacks_start(struct seq_file *m, loff_t *pos)
 {
-	struct offs_stacks_priv *p = m->private;
-
-	if (*pos == 0)
-		return SEQ_START_TOKEN;
-	return offs_gen_iter_seek(&p->it, *pos - 1) ? &p->it : NULL;
+	return offs_stacks_seek(m->private, *pos);
 }
 
 static void *offs_stacks_next(struct seq_file *m, void *v, loff_t *pos)
 {
-	struct offs_stacks_priv *p = m->private;
-
 	++*pos;
-	return offs_gen_iter_seek(&p->it, *pos - 1) ? &p->it : NULL;
+	return offs_stacks_seek(m->private, *pos);
 }
 
 static void offs_stacks_stop(struct seq_file *m, void *v)
@@ -308,6 +326,21 @@ static void offs_header_files(struct offs_rec *rec, void *arg)
 	}
 }
 
+/* A thread id of the initial namespace as the reader's sees it, or 0. */
+static pid_t offs_pid_in(pid_t nr, struct pid_namespace *ns)
+{
+	struct pid *pid;
+
+	if (!nr || ns == &init_pid_ns)
+		return nr;
+	/* find_pid_ns() and pid_nr_ns() need RCU. */
+	rcu_read_lock();
+	pid = find_pid_ns(nr, &init_pid_ns);
+	nr = pid ? pid_nr_ns(pid, ns) : 0;
+	rcu_read_unlock();
+	return nr;
+}
+
 /*
  * A process or thread id (0: not part of the key) as seen from ns, or
  * "-" when it is not visible there or has gone (records keep the ids of
@@ -315,15 +348,7 @@ static void offs_header_files(struct offs_rec *rec, void *arg)
  */
 static void offs_seq_pid(struct seq_file *m, pid_t nr, struct pid_namespace *ns)
 {
-	struct pid *pid;
-
-	if (nr && ns != &init_pid_ns) {
-		/* find_pid_ns() and pid_nr_ns() need RCU. */
-		rcu_read_lock();
-		pid = find_pid_ns(nr, &init_pid_ns);
-		nr = pid ? pid_nr_ns(pid, ns) : 0;
-		rcu_read_unlock();
-	}
+	nr = offs_pid_in(nr, ns);
 	if (nr)
 		seq_printf(m, "%d\t", nr);
 	else
@@ -372,6 +397,7 @@ static void offs_stacks_header(struct seq_file *m, struct offs_stacks_priv *p)
 		seq_putc(m, '\n');
 	}
 	seq_printf(m, "# records: %u\n", sum.nrecs);
+	seq_printf(m, "# blockers: %u\n", sum.nedges);
 	seq_puts(m, "# key: ");
 	offs_seq_key_fields(m, READ_ONCE(offs_key_fields));
 	seq_putc(m, '\n');
@@ -385,6 +411,62 @@ static void offs_stacks_header(struct seq_file *m, struct offs_stacks_priv *p)
 	offs_gen_each_rec(p->it.gen, offs_header_files, p);
 }
 
+static void offs_seq_kv_pid(struct seq_file *m, const char *name, pid_t nr)
+{
+	if (nr)
+		seq_printf(m, "\t%s=%d", name, nr);
+	else
+		seq_printf(m, "\t%s=-", name);
+}
+
+static void offs_seq_kv_name(struct seq_file *m, const char *name,
+			     const char *s)
+{
+	seq_printf(m, "\t%s=", name);
+	if (s[0])
+		offs_seq_escaped(m, s, TASK_COMM_LEN);
+	else
+		seq_putc(m, '-');
+}
+
+/*
+ * One waiter -> holder edge (docs/FORMAT.md, "# blocker:" lines): TAB
+ * separated name=value fields; records are named by their id, the
+ * position of their line among the records.
+ */
+static void offs_stacks_show_edge(struct seq_file *m,
+				  struct offs_stacks_priv *p)
+{
+	const struct offs_edge_out *e = &p->edge;
+	const struct offs_edge_key *k = &e->key;
+
+	seq_printf(m, "# blocker: samples=%llu\tkind=%s", e->count,
+		   offs_blk_kind_names[k->kind]);
+	/* A user address: hidden from group= readers, as in wobj. */
+	if (p->restricted)
+		seq_puts(m, "\tobject=hidden");
+	else
+		seq_printf(m, "\tobject=0x%lx", k->uaddr);
+	offs_seq_kv_pid(m, "waiter", offs_pid_in(k->wtid, p->pidns));
+	offs_seq_kv_pid(m, "wpid", offs_pid_in(k->wtgid, p->pidns));
+	offs_seq_kv_name(m, "wname", k->wname);
+	seq_printf(m, "\twrec=%u", e->wrec_id);
+	if (k->hstate == OFFS_BH_GONE) {
+		/* No thread to translate: the id the lock word holds. */
+		seq_printf(m, "\tholder=%d\thpid=-", k->htid);
+	} else {
+		offs_seq_kv_pid(m, "holder", offs_pid_in(k->htid, p->pidns));
+		offs_seq_kv_pid(m, "hpid", offs_pid_in(k->htgid, p->pidns));
+	}
+	offs_seq_kv_name(m, "hcomm", k->hcomm);
+	offs_seq_kv_name(m, "hname", k->hname);
+	seq_printf(m, "\thstate=%s", offs_blk_hstate_names[k->hstate]);
+	if (e->hrec_id)
+		seq_printf(m, "\threc=%u\n", e->hrec_id);
+	else
+		seq_puts(m, "\threc=-\n");
+}
+
 static int offs_stacks_show(struct seq_file *m, void *v)
 {
 	struct offs_stacks_priv *p = m->private;
@@ -394,6 +476,10 @@ static int offs_stacks_show(struct seq_file *m, void *v)
 
 	if (v == SEQ_START_TOKEN) {
 		offs_stacks_header(m, p);
+		return 0;
+	}
+	if (v == &p->edge) {
+		offs_stacks_show_edge(m, p);
 		return 0;
 	}
 	/* rec and its stacks are immutable and kept alive by our gen ref. */
@@ -843,6 +929,15 @@ static int offs_stats_show(struct seq_file *m, void *v)
 	OFFS_SHOW("cfi_build_ns", READ_ONCE(offs_ucache_stats.build_ns));
 	OFFS_SHOW("wobj_dropped", READ_ONCE(st->wobj_dropped));
 	OFFS_SHOW("wobj_fd_closed", READ_ONCE(st->wobj_fd_closed));
+	OFFS_SHOW("blockers", READ_ONCE(offs_blockers));
+	OFFS_SHOW("blocker_edges", sum.nedges);
+	OFFS_SHOW("blocker_looked", READ_ONCE(st->blk_looked));
+	OFFS_SHOW("blocker_found", READ_ONCE(st->blk_edges));
+	OFFS_SHOW("blocker_unknown", READ_ONCE(st->blk_unknown));
+	OFFS_SHOW("blocker_read_failed", READ_ONCE(st->blk_read_failed));
+	OFFS_SHOW("blocker_raced", READ_ONCE(st->blk_raced));
+	OFFS_SHOW("blocker_dropped", READ_ONCE(st->blk_dropped));
+	OFFS_SHOW("blocker_ns_total", READ_ONCE(st->blk_ns_total));
 	OFFS_SHOW("cpu_share_ppm", cpu_ppm);
 	OFFS_SHOW("sampler_cpu_ns", offs_sampler_cpu_ns());
 	OFFS_SHOW("snapshot_grow", READ_ONCE(st->snapshot_grow));

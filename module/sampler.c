@@ -27,6 +27,7 @@
 #include "cache.h"
 #include "ustack.h"
 #include "wobj.h"
+#include "blocker.h"
 
 static struct task_struct *offs_sampler_task;
 static DECLARE_WAIT_QUEUE_HEAD(offs_sampler_wq);
@@ -34,6 +35,7 @@ static bool offs_kicked;
 
 /* Sampler-private state (only the sampler kthread touches it). */
 static struct task_struct **offs_snap;
+static struct offs_snap_out *offs_snap_out;	/* what each visit found */
 static unsigned int offs_snap_cap;
 static unsigned long offs_ips[OFFS_MAX_DEPTH_LIMIT];
 static unsigned long offs_uips[OFFS_MAX_DEPTH_LIMIT];
@@ -41,20 +43,36 @@ static char offs_wobj_buf[512];
 
 #define OFFS_SNAP_MIN	1024U
 
+#define OFFS_SNAP_SLOT	(sizeof(*offs_snap) + sizeof(*offs_snap_out))
+
+static void offs_snap_free(void)
+{
+	atomic64_sub(offs_snap_cap * OFFS_SNAP_SLOT, &offs_stats.mem_bytes);
+	kvfree(offs_snap);
+	kvfree(offs_snap_out);
+	offs_snap = NULL;
+	offs_snap_out = NULL;
+	offs_snap_cap = 0;
+}
+
 static int offs_snap_grow(unsigned int want)
 {
-	struct task_struct **n;
 	unsigned int cap = max(want + want / 4, OFFS_SNAP_MIN);
+	struct offs_snap_out *o;
+	struct task_struct **n;
 
 	n = kvmalloc_array(cap, sizeof(*n), GFP_KERNEL);
-	if (!n)
+	o = kvmalloc_array(cap, sizeof(*o), GFP_KERNEL);
+	if (!n || !o) {
+		kvfree(n);
+		kvfree(o);
 		return -ENOMEM;
-	if (offs_snap)
-		atomic64_sub(offs_snap_cap * sizeof(*n), &offs_stats.mem_bytes);
-	kvfree(offs_snap);
+	}
+	offs_snap_free();
 	offs_snap = n;
+	offs_snap_out = o;
 	offs_snap_cap = cap;
-	atomic64_add(cap * sizeof(*n), &offs_stats.mem_bytes);
+	atomic64_add(cap * OFFS_SNAP_SLOT, &offs_stats.mem_bytes);
 	return 0;
 }
 
@@ -101,9 +119,12 @@ static unsigned int offs_snapshot(void)
  */
 #define OFFS_TIME_EVERY	16
 
-static void offs_visit(struct task_struct *t, unsigned int max_depth,
+/* Visit snapshot entry idx; what it found goes to offs_snap_out[idx]. */
+static void offs_visit(unsigned int idx, unsigned int max_depth,
 		       unsigned int config_seq)
 {
+	struct task_struct *t = offs_snap[idx];
+	struct offs_snap_out *out = &offs_snap_out[idx];
 	static unsigned int seq;
 	bool timed = !(seq++ % OFFS_TIME_EVERY);
 	u64 t0 = timed ? local_clock() : 0;
@@ -115,12 +136,15 @@ static void offs_visit(struct task_struct *t, unsigned int max_depth,
 	if (ent && offs_tc_unchanged(t, ent)) {
 		/* Has not run since its last sample: same stacks, same reason. */
 		offs_sample_names(t, &s);
-		offs_table_record_again(&s, offs_tc_hit(ent));
+		out->rec = offs_table_record_again(&s, offs_tc_hit(ent));
 		OFFS_STAT_ADD(cache_hits, 1);
 		if (timed) {
 			OFFS_STAT_ADD(hits_timed, 1);
 			OFFS_STAT_ADD(hit_ns_timed, local_clock() - t0);
 		}
+		/* Still waiting on the same lock; its holder may have changed. */
+		offs_blk_note(t, &offs_tc_hit(ent)->fx, out->rec, idx,
+			      offs_tc_ncsw(ent));
 		return;
 	}
 	if (!timed)
@@ -148,6 +172,7 @@ static void offs_visit(struct task_struct *t, unsigned int max_depth,
 	switch (pin) {
 	case OFFS_PIN_ONCPU:
 		OFFS_STAT_ADD(oncpu, 1);
+		out->running = true;
 		break;
 	case OFFS_PIN_EXITING:
 		OFFS_STAT_ADD(exiting, 1);
@@ -169,6 +194,7 @@ static void offs_visit(struct task_struct *t, unsigned int max_depth,
 		    offs_wobj_describe(t, &s, offs_wobj_buf,
 				       sizeof(offs_wobj_buf), &s.wobj_addr))
 			s.wobj_str = offs_wobj_buf;
+		offs_blk_fxwait(&s, &s.fx);
 		/* Run-queue waiters change all the time: not cached. */
 		if (ent && pin == OFFS_PIN_BLOCKED) {
 			offs_table_record(&s, offs_tc_hit(ent));
@@ -177,6 +203,8 @@ static void offs_visit(struct task_struct *t, unsigned int max_depth,
 		} else {
 			offs_table_record(&s, NULL);
 		}
+		out->rec = s.rec;
+		offs_blk_note(t, &s.fx, s.rec, idx, s.ncsw);
 		break;
 	}
 	if (ent)
@@ -210,20 +238,25 @@ static void offs_tick(void)
 	for (i = 0; i < n; i++) {
 		struct task_struct *t = offs_snap[i];
 
+		offs_snap_out[i] = (struct offs_snap_out) {
+			.tid = t->pid, .tgid = t->tgid,
+		};
 		if (!kthreads && (READ_ONCE(t->flags) & PF_KTHREAD)) {
 			OFFS_STAT_ADD(kthreads_skipped, 1);
 		} else if (target && !offs_task_in_cgroup(t, target)) {
 			OFFS_STAT_ADD(cgroup_skipped, 1);
 		} else {
 			OFFS_STAT_ADD(threads_visited, 1);
-			offs_visit(t, max_depth, config_seq);
+			offs_visit(i, max_depth, config_seq);
 			/* An exited process's memory is not kept for the tick. */
 			offs_umm_end_if_orphaned();
 		}
+		/* From here on offs_snap[i] is only compared (blocker.c). */
 		put_task_struct(t);
 		if ((i & 63) == 63)
 			cond_resched();
 	}
+	offs_blk_tick_end(offs_snap, offs_snap_out, n);
 	offs_umm_end();
 	offs_root_leave();
 	offs_tc_sweep(false);
@@ -306,8 +339,7 @@ int offs_sampler_start(void)
 		return err;
 	t = kthread_run(offs_sampler_fn, NULL, "offsample");
 	if (IS_ERR(t)) {
-		kvfree(offs_snap);
-		offs_snap = NULL;
+		offs_snap_free();
 		return PTR_ERR(t);
 	}
 	WRITE_ONCE(offs_sampler_task, t);
@@ -318,8 +350,5 @@ void offs_sampler_stop(void)
 {
 	kthread_stop(offs_sampler_task);
 	WRITE_ONCE(offs_sampler_task, NULL);
-	atomic64_sub(offs_snap_cap * sizeof(*offs_snap), &offs_stats.mem_bytes);
-	kvfree(offs_snap);
-	offs_snap = NULL;
-	offs_snap_cap = 0;
+	offs_snap_free();
 }

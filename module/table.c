@@ -34,6 +34,7 @@
 #include "table.h"
 #include "ustack.h"
 #include "wobj.h"
+#include "blocker.h"
 
 /* Stack store, current generation pointer and its contents. */
 DEFINE_MUTEX(offs_table_lock);
@@ -180,6 +181,7 @@ static struct offs_gen *offs_gen_alloc(gfp_t gfp)
 	gen->nbuckets = n;
 	kref_init(&gen->ref);
 	INIT_LIST_HEAD(&gen->recs);
+	INIT_LIST_HEAD(&gen->edges);
 	gen->start_real_ns = ktime_get_real_ns();
 	gen->start_mono_ns = ktime_get_ns();
 	offs_mem_add(sizeof(*gen) + n * sizeof(*gen->buckets));
@@ -200,6 +202,7 @@ static void offs_table_relax(void)
 static void offs_gen_release(struct kref *ref)
 {
 	struct offs_gen *gen = container_of(ref, struct offs_gen, ref);
+	struct offs_edge *e, *tmp;
 	struct offs_rec *rec;
 	unsigned int n = 0;
 
@@ -213,6 +216,12 @@ static void offs_gen_release(struct kref *ref)
 	WARN_ON_ONCE(gen->rrefs);
 	if (gen->retired)
 		offs_retired--;
+	/* Edges point at records: free them first (they hold no references). */
+	list_for_each_entry_safe(e, tmp, &gen->edges, list) {
+		kfree(e);
+		if (++n % OFFS_LOCK_BATCH == 0)
+			offs_table_relax();
+	}
 	while (!list_empty(&gen->recs)) {
 		rec = list_first_entry(&gen->recs, struct offs_rec, list);
 		list_del(&rec->list);
@@ -223,6 +232,7 @@ static void offs_gen_release(struct kref *ref)
 	}
 	mutex_unlock(&offs_table_lock);
 	offs_mem_add(-(long)(gen->nrecs * sizeof(struct offs_rec) +
+			     gen->nedges * offs_ksize(sizeof(struct offs_edge)) +
 			     sizeof(*gen) +
 			     gen->nbuckets * sizeof(*gen->buckets)));
 	kvfree(gen->buckets);
@@ -459,7 +469,7 @@ static struct offs_rec *offs_gen_count(const struct offs_key *key)
 	rec->count = 0;
 	hlist_add_head(&rec->node, head);
 	list_add_tail(&rec->list, &gen->recs);
-	gen->nrecs++;
+	rec->id = ++gen->nrecs;
 	offs_mem_add(sizeof(*rec));
 counted:
 	rec->count++;
@@ -510,6 +520,7 @@ enum offs_reason offs_table_record(struct offs_sample *s,
 	u32 shash;
 
 	shash = offs_stack_hash(s->ips, s->depth, s->truncated);
+	s->rec = NULL;
 
 	mutex_lock(&offs_table_lock);
 	if (s->wobj_str) {
@@ -535,6 +546,7 @@ enum offs_reason offs_table_record(struct offs_sample *s,
 	reason = offs_reason_of(s, &st->info);
 	offs_key_fill(&key, s, st, reason, w);
 	rec = offs_gen_count(&key);
+	s->rec = rec;
 	if (hit)
 		offs_hit_set(hit, st, rec, &key);
 	offs_stack_put(st);		/* the record and hit hold their own */
@@ -552,7 +564,8 @@ out:
  * record is still the current generation's and still matches the key, this
  * is one increment; otherwise the key is looked up again.
  */
-void offs_table_record_again(const struct offs_sample *s, struct offs_hit *hit)
+struct offs_rec *offs_table_record_again(const struct offs_sample *s,
+					 struct offs_hit *hit)
 {
 	struct offs_rec *rec = hit->rec;
 	struct offs_key key;
@@ -575,6 +588,91 @@ void offs_table_record_again(const struct offs_sample *s, struct offs_hit *hit)
 	offs_hit_set(hit, hit->stack, rec, &key);
 out:
 	mutex_unlock(&offs_table_lock);
+	return rec;
+}
+
+/*
+ * Count one waiter -> holder observation in the current generation
+ * (blocker.c, at the end of a tick: the records it points at are of this
+ * generation).  Bounded by max_stacks like records.  False if dropped.
+ */
+bool offs_table_count_edge(const struct offs_edge_key *key)
+{
+	struct offs_gen *gen;
+	struct hlist_head *head;
+	struct offs_edge *e;
+	u32 hash = jhash(key, sizeof(*key), 0);
+	bool ok = true;
+
+	mutex_lock(&offs_table_lock);
+	gen = offs_cur;
+	head = &gen->ebuckets[hash % OFFS_EBUCKETS];
+	hlist_for_each_entry(e, head, node) {
+		if (e->hash == hash && !memcmp(&e->key, key, sizeof(*key)))
+			goto counted;
+	}
+	if (gen->nedges >= READ_ONCE(offs_max_stacks)) {
+		ok = false;
+		goto out;
+	}
+	e = kmalloc(sizeof(*e), GFP_KERNEL | __GFP_NOWARN);
+	if (!e) {
+		ok = false;
+		goto out;
+	}
+	e->hash = hash;
+	e->key = *key;
+	e->count = 0;
+	hlist_add_head(&e->node, head);
+	list_add_tail(&e->list, &gen->edges);
+	gen->nedges++;
+	offs_mem_add(offs_ksize(sizeof(*e)));
+counted:
+	e->count++;
+out:
+	mutex_unlock(&offs_table_lock);
+	return ok;
+}
+
+/*
+ * Reader side: copy edge number pos (0-based, insertion order) of it->gen
+ * into *out, with the ids of the records it points at.  it->edge caches
+ * the position, as offs_gen_iter_seek() does for records.
+ */
+bool offs_gen_edge_seek(struct offs_gen_iter *it, loff_t pos,
+			struct offs_edge_out *out)
+{
+	struct offs_gen *gen = it->gen;
+	struct list_head *p;
+	struct offs_edge *e;
+	loff_t i;
+
+	mutex_lock(&offs_table_lock);
+	if (it->edge && pos == it->epos) {
+		p = &it->edge->list;
+	} else if (it->edge && pos == it->epos + 1) {
+		p = it->edge->list.next;
+	} else {
+		p = gen->edges.next;
+		for (i = 0; i < pos && p != &gen->edges; i++) {
+			p = p->next;
+			if ((i + 1) % OFFS_LOCK_BATCH == 0)
+				offs_table_relax();
+		}
+	}
+	if (p == &gen->edges) {
+		mutex_unlock(&offs_table_lock);
+		return false;
+	}
+	e = list_entry(p, struct offs_edge, list);
+	it->edge = e;
+	it->epos = pos;
+	out->key = e->key;
+	out->count = e->count;
+	out->wrec_id = e->key.wrec ? e->key.wrec->id : 0;
+	out->hrec_id = e->key.hrec ? e->key.hrec->id : 0;
+	mutex_unlock(&offs_table_lock);
+	return true;
 }
 
 /* Drop what a cache entry holds (offs_table_lock not held). */
@@ -684,6 +782,7 @@ void offs_gen_summary(struct offs_gen *gen, struct offs_gen_summary *sum)
 	sum->samples = gen->samples;
 	sum->dropped = gen->dropped;
 	sum->nrecs = gen->nrecs;
+	sum->nedges = gen->nedges;
 	memcpy(sum->dropped_reason, gen->dropped_reason,
 	       sizeof(sum->dropped_reason));
 	mutex_unlock(&offs_table_lock);

@@ -3,6 +3,7 @@
 #define OFFS_TABLE_H
 
 #include "offsample.h"
+#include "blocker.h"
 
 extern struct mutex offs_table_lock;
 
@@ -22,13 +23,17 @@ struct offs_hit {
 	struct offs_rec *rec;		/* valid while gen_seq is current */
 	u64 gen_seq;
 	unsigned int key_fields;
+	struct offs_fxwait fx;		/* set by offs_tc_store() */
 	u8 reason;
 	char state_ch;
 };
 
 enum offs_reason offs_table_record(struct offs_sample *s,
 				   struct offs_hit *hit);
-void offs_table_record_again(const struct offs_sample *s, struct offs_hit *hit);
+struct offs_rec *offs_table_record_again(const struct offs_sample *s,
+					 struct offs_hit *hit);
+struct offs_edge_key;
+bool offs_table_count_edge(const struct offs_edge_key *key);
 void offs_table_hit_release(struct offs_hit *hit);
 void offs_table_tick_begin(void);
 void offs_table_tick_end(void);
@@ -48,7 +53,20 @@ struct offs_gen_iter {
 	struct offs_rec *rec;		/* current record */
 	loff_t pos;			/* its index */
 	u64 count;			/* its count when positioned */
+	struct offs_edge *edge;		/* current edge (offs_gen_edge_seek) */
+	loff_t epos;
 };
+
+/* An edge as a reader prints it (blocker.h has the key). */
+struct offs_edge_out {
+	struct offs_edge_key key;
+	u64 count;
+	unsigned int wrec_id;		/* record ids, 0: none */
+	unsigned int hrec_id;
+};
+
+bool offs_gen_edge_seek(struct offs_gen_iter *it, loff_t pos,
+			struct offs_edge_out *out);
 
 bool offs_gen_iter_seek(struct offs_gen_iter *it, loff_t pos);
 void offs_gen_each_rec(struct offs_gen *gen,
@@ -64,6 +82,7 @@ struct offs_gen_summary {
 	u64 samples;
 	u64 dropped;
 	unsigned int nrecs;
+	unsigned int nedges;
 	u64 dropped_reason[OFFS_R_NR];
 };
 

@@ -53,6 +53,7 @@ static struct {
 static struct file *offs_umap_files[OFFS_UMAPS_MAX];
 static unsigned int offs_numaps;
 static bool offs_umaps_busy;		/* the mmap lock was not free */
+static bool offs_umaps_built;		/* for offs_umm_cur */
 
 static void offs_umaps_clear(void)
 {
@@ -63,6 +64,7 @@ static void offs_umaps_clear(void)
 			offs_ucache_put(offs_umaps[i].ent);
 	offs_numaps = 0;
 	offs_umaps_busy = false;
+	offs_umaps_built = false;
 }
 
 /* Sleeps (ucache.c's mutex, allocations); no lock held on entry. */
@@ -160,11 +162,12 @@ void offs_umm_end_if_orphaned(void)
 }
 
 /*
- * Enter t's address space; returns it, or NULL if t has none (exiting).
+ * Enter t's address space to read its data (blocker.c); returns it, or
+ * NULL if t has none (exiting).
  * Sleeps: get_task_mm() takes task_lock(t) for a moment, and switching
  * the mm is a context switch of our own.
  */
-struct mm_struct *offs_umm_enter(struct task_struct *t)
+struct mm_struct *offs_umm_enter_data(struct task_struct *t)
 {
 	struct mm_struct *mm = READ_ONCE(t->mm);
 
@@ -179,7 +182,18 @@ struct mm_struct *offs_umm_enter(struct task_struct *t)
 	offs_root_enter(t);
 	kthread_use_mm(mm);
 	offs_umm_cur = mm;
-	offs_umaps_build(mm);
+	return mm;
+}
+
+/* The same, with the map of its code the unwinder needs (built once). */
+struct mm_struct *offs_umm_enter(struct task_struct *t)
+{
+	struct mm_struct *mm = offs_umm_enter_data(t);
+
+	if (mm && !offs_umaps_built) {
+		offs_umaps_build(mm);
+		offs_umaps_built = true;
+	}
 	return mm;
 }
 

@@ -102,6 +102,7 @@ struct offs_ustack *offs_ustack_capture(struct offs_sample *s);
 
 /* umm.c (sampler kthread only) */
 struct mm_struct *offs_umm_enter(struct task_struct *t);
+struct mm_struct *offs_umm_enter_data(struct task_struct *t);
 void offs_umm_end(void);
 void offs_umm_end_if_orphaned(void);
 unsigned int offs_umm_walk(const struct offs_sample *s, unsigned long *ips,

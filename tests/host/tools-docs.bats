@@ -40,7 +40,7 @@ setup() {
 	done
 	# Each command's cmd_ and help_ functions are defined in exactly one
 	# file of tools/lib, none in the front end.
-	for c in status record snapshot report collapse flamegraph diff pprof top; do
+	for c in status record snapshot report collapse flamegraph diff pprof blockers top; do
 		run -0 grep -l "^cmd_$c() {" "$ROOT"/tools/lib/offsample-*.sh
 		assert_equal "${#lines[@]}" 1
 		run -0 grep -l "^help_$c() {" "$ROOT"/tools/lib/offsample-*.sh
@@ -81,7 +81,7 @@ setup() {
 @test "offsample.8 documents every command and every option of the tools' --help" {
 	local text c o
 	text=$(MANWIDTH=200 man -l "$MAN8" 2>/dev/null)
-	for c in status record snapshot report collapse flamegraph diff pprof top; do
+	for c in status record snapshot report collapse flamegraph diff pprof blockers top; do
 		grep -q "^   $c\$" <<< "$text" || { echo "no section for $c"; return 1; }
 		# Long options listed in the command's --help.
 		for o in $("$OFFS" "$c" --help | grep -o -- '--[a-z][a-z-]*' | sort -u); do
@@ -117,8 +117,12 @@ setup() {
 @test "offsample.4 documents every module parameter and /proc file" {
 	local text p
 	text=$(MANWIDTH=200 man -l "$MAN4" 2>/dev/null)
+	# Every parameter the module declares.
+	for p in $(sed -n 's/^module_param_cb(\([a-z_]*\),.*/\1/p' "$ROOT/module/main.c"); do
+		grep -qF -- "$p" <<< "$text" || { echo "parameter not documented: $p"; return 1; }
+	done
 	for p in enabled hz max_stacks max_depth kthreads key thread_cache user_stacks max_user_depth cgroup wobj \
-		ustack "# file:" /proc/offsample/stacks /proc/offsample/drain \
+		ustack "# file:" "# blocker:" /proc/offsample/stacks /proc/offsample/drain \
 		/proc/offsample/threads /proc/offsample/stats /proc/offsample/control docs/FORMAT.md; do
 		grep -qF -- "$p" <<< "$text" || { echo "missing: $p"; return 1; }
 	done
@@ -178,7 +182,7 @@ setup() {
 @test "offsample.8: every command has an example" {
 	local c ex
 	ex=$(awk '/^\.EX/ { e = 1; next } /^\.EE/ { e = 0 } e' "$MAN8")
-	for c in status record snapshot report collapse flamegraph diff pprof top; do
+	for c in status record snapshot report collapse flamegraph diff pprof blockers top; do
 		grep -q "offsample $c\b" <<< "$ex" || { echo "no example of offsample $c"; return 1; }
 	done
 	grep -qF 'offsample record \-F 49 \-o build.stacks \-\- make' <<< "$ex"

@@ -45,7 +45,9 @@ sub fail_on_die {
 our @V1 = qw(count reason state pid tid comm tname kstack);
 
 # parse(FILES) -> { gens => [hdr hashes], recs => [record hashes], bad => n }
-# A file may hold several generations (concatenated files).
+# A file may hold several generations (concatenated files).  A record's
+# "id" is its position among its generation's records (what "# blocker:"
+# lines name); each generation's "edges" are those lines as hashes.
 sub parse {
 	my @files = @_;
 	my (@gens, @recs);
@@ -74,6 +76,13 @@ sub parse {
 				next;
 			}
 			if ($line =~ /^#/) {
+				# Waiter -> holder edges (module 0.3): TAB-separated
+				# name=value fields, records named by their id.
+				if ($g && $line =~ /^# blocker: (.*)\z/) {
+					my %e = map { /^([a-z]+)=(.*)\z/s ? ($1, $2) : () } split /\t/, $1;
+					push @{$g->{edges}}, \%e if defined $e{samples} && $e{samples} =~ /^\d+\z/;
+					next;
+				}
 				next unless $g && $line =~ /^# ([A-Za-z0-9_-]+):\s?(.*?)\s*\z/;
 				my ($k, $v) = ($1, $2);
 				if ($k eq 'columns') {
@@ -94,7 +103,8 @@ sub parse {
 				$bad++;
 				next;
 			}
-			my %r = (gen => $g, line => $line);
+			# Its id: the kernel numbers records 1, 2, ... in output order.
+			my %r = (gen => $g, line => $line, id => ++$g->{nid});
 			for my $n (qw(count reason state pid tid comm tname kstack ustack wobj cgroup)) {
 				my $v = defined $col{$n} && $col{$n} < @f ? $f[$col{$n}] : '-';
 				$v = '-' if $v eq '';

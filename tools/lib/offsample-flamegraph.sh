@@ -34,6 +34,11 @@ name and the kernel frames.  Frames are coloured by wait reason.
                       --no-kernel-suffix
   --seconds           widths in thread-seconds (samples / hz), so that
                       files recorded at different rates add up
+  --blockers          a graph of who holds the locks threads wait for
+                      (offsample blockers --folded): each waiter's stack,
+                      a "--" frame, then its holder's stack at the same
+                      ticks, leaf first, in the chain palette (holder
+                      frames aqua); widths are waiter samples
   -- OPTIONS          passed to the renderer, e.g. -- --width 1600 --reverse
 
 The SVG is rendered into a temporary file first: nothing is written when
@@ -127,11 +132,12 @@ check_out() {
 # ------------------------------------------------------------ flamegraph
 
 cmd_flamegraph() {
-	local engine=offsample ropts=() files=() out title
+	local engine=offsample ropts=() files=() out title blk=0
 	while [ $# -gt 0 ]; do
 		if read_opt "$@" || collapse_opt "$@" || graph_opt "$@"; then shift "$SHIFTN"; continue; fi
 		case $1 in
 		-h | --help) help_flamegraph; exit 0 ;;
+		--blockers) blk=1; shift ;;
 		--engine | --engine=*) optval --engine "$@"; engine=$OPTVAL; shift "$SHIFTN" ;;
 		--) shift; ropts=("$@"); break ;;
 		-) files+=(-); shift ;;
@@ -166,7 +172,23 @@ cmd_flamegraph() {
 		COPTS+=(--seconds)
 		cname=thread-seconds
 	fi
-	if [ "$engine" = offsample ]; then
+	if [ $blk = 1 ]; then
+		[ $WSECONDS = 0 ] || usage_error "--blockers counts waiter samples; --seconds is not supported with it"
+		[ ${#COPTS[@]} = 0 ] || usage_error "--blockers takes no frame options"
+		case $title in
+		"Off-CPU time"*) title="Blockers: waiter -- holder${title#Off-CPU time}" ;;
+		esac
+		lib blockers --folded -- "${INPUTS[@]}" > "$t/folded" || exit 1
+		[ -s "$t/folded" ] || die "no waiter -> holder edges in the input (see offsample blockers)"
+		if [ "$engine" = offsample ]; then
+			run_script "$rend" --colors=chain --countname "waiter samples" --title "$title" \
+				${sub:+--subtitle "$sub"} ${ropts[@]+"${ropts[@]}"} "$t/folded" > "$t/svg" || exit 1
+		else
+			perl -- "$fgpl" --colors=chain --countname="waiter samples" --title "$title" \
+				${sub:+--subtitle "$sub"} ${ropts[@]+"${ropts[@]}"} "$t/folded" > "$t/svg" ||
+				die "flamegraph.pl failed"
+		fi
+	elif [ "$engine" = offsample ]; then
 		run_script "$c" --kernel-suffix ${COPTS[@]+"${COPTS[@]}"} -- "${INPUTS[@]}" > "$t/folded" || exit 1
 		run_script "$rend" --colors=offcpu --countname "$cname" --title "$title" \
 			${sub:+--subtitle "$sub"} ${ropts[@]+"${ropts[@]}"} "$t/folded" > "$t/svg" || exit 1

@@ -21,6 +21,7 @@ use lib $FindBin::RealBin;
 use OffsampleStacks qw(parse kfunc ufunc frames @V1 fail fail_on_die);
 use OffsampleText qw(getopts @REASONS letter rank tag pct utc uniq_join summary secs);
 use OffsampleReport qw(cmd_report);
+use OffsampleBlockers qw(cmd_blockers);
 
 my $PROG = $ENV{OFFSAMPLE_PROG} || 'offsample';
 fail_on_die($PROG);
@@ -393,7 +394,7 @@ sub cmd_hdr {
 
 my %CMD = (report => \&cmd_report, top => \&cmd_top, filter => \&cmd_filter,
 	title => \&cmd_title, status => \&cmd_status, prune => \&cmd_prune,
-	hdr => \&cmd_hdr, needsym => \&cmd_needsym);
+	hdr => \&cmd_hdr, needsym => \&cmd_needsym, blockers => \&cmd_blockers);
 my $c = shift @ARGV // '';
 fail(2, "internal: unknown helper command \"$c\"") unless $CMD{$c};
 exit $CMD{$c}->(@ARGV);

@@ -162,6 +162,27 @@ REC:	while (my $line = <$fh>) {
 			next;
 		}
 		next unless $g;		# before any header: not ours, dropped
+		if ($line =~ /^# blocker: /) {
+			# An edge names records by id (their position): renumber,
+			# and keep it only if its waiter's record was kept.
+			my $id = $g->{newid} // {};
+			(my $l = $line) =~ s/\r?\n\z//;
+			my @f = split /\t/, $l, -1;
+			my $keep = 0;
+			for (@f) {
+				if (/^wrec=(\d+)\z/) {
+					$keep = defined $id->{$1};
+					$_ = "wrec=$id->{$1}" if $keep;
+				} elsif (/^hrec=(\d+)\z/) {
+					$_ = defined $id->{$1} ? "hrec=$id->{$1}" : 'hrec=-';
+				}
+			}
+			if ($keep) {
+				push @{$g->{lines}}, join("\t", @f) . "\n";
+				$g->{nedge}++;
+			}
+			next;
+		}
 		if ($line =~ /^#/) {
 			if ($line =~ /^# columns:\s*(.*?)\s*$/) {
 				%col = ();
@@ -177,6 +198,7 @@ REC:	while (my $line = <$fh>) {
 		my $c = $f[$col{count}] // '';
 		next unless $c =~ /^\d+\z/;	# malformed: the reader counts them
 		$nrecs++;
+		my $oldid = ++$g->{oldid};
 		$g->{all} += $c;
 		my $v = sub { my $i = $col{$_[0]}; defined $i && $i < @f ? $f[$i] : '-' };
 		next if $want{reason} && !$want{reason}{$v->('reason')};
@@ -208,6 +230,7 @@ REC:	while (my $line = <$fh>) {
 		}
 		push @{$g->{lines}}, "$l\n";
 		$g->{nrec}++;
+		$g->{newid}{$oldid} = $g->{nrec};
 		$g->{matched} += $c;
 		$matched++;
 	}
@@ -235,6 +258,7 @@ for my $g (@gens) {
 	for (@h) {
 		s/^# samples: .*/# samples: $s/;
 		s/^# records: .*/# records: $n/;
+		s/^# blockers: .*/# blockers: @{[$g->{nedge} \/\/ 0]}/;
 	}
 	if ($desc ne '') {
 		my @add = ("# filter: $desc\n");

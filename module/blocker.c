@@ -1,0 +1,352 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * blocker.c - who holds the lock a thread waits for.
+ *
+ * A thread blocked in futex() on a user-space lock often names its holder
+ * in memory: glibc keeps the owner's thread id in a mutex (__owner, or the
+ * lock word itself for robust and priority-inheritance mutexes) and in an
+ * rwlock held for writing (__cur_writer).  At a sample, the sampler reads
+ * those words (copy_from_user_nofault() from inside the waiter's address
+ * space, umm.c: no lock of the waiter is taken, a page that is not resident
+ * is a failed read), validates them, and looks the owner up in the
+ * waiter's pid namespace.  At the end of the tick each observation is
+ * matched with the record the holder was counted in at the same tick, and
+ * counted as an edge of the generation (table.c).
+ *
+ * What the futex call says decides how the words are read (glibc 2.36 and
+ * 2.41, x86-64, ../shared/notes/wave2.md section 3):
+ *
+ *   FUTEX_LOCK_PI(2)              PI futex: owner tid in the word
+ *   FUTEX_WAIT, val has WAITERS   robust mutex: owner tid in val and word
+ *   FUTEX_WAIT, val == 2          mutex: __owner at word + 8
+ *   FUTEX_WAIT_BITSET, val == 3   rwlock: __cur_writer at base + 24, the
+ *                                 word being base + 12 (a writer waits)
+ *                                 or base + 8 (a reader waits)
+ *
+ * and every field read must agree (lock word still held, known __kind
+ * bits, the owner a live thread of the waiter's process unless the lock is
+ * process-shared).  When they do not, the holder is unknown and nothing is
+ * recorded: a holder is never guessed.  An owner id that validates but
+ * names no thread any more (the owner exited holding a mutex) is recorded
+ * as gone.  Kernel mutexes and rw_semaphores are not followed: a module
+ * cannot see which one a task waits on without CONFIG_DEBUG_MUTEXES
+ * (task->blocked_on), off on the kernels we support.
+ *
+ * Sampler kthread only: no locking of its own.  Holders found during the
+ * walk are referenced (get_task_struct()) until the end of the tick.
+ */
+#include <linux/sched.h>
+#include <linux/sched/task.h>
+#include <linux/sched/signal.h>
+#include <linux/pid.h>
+#include <linux/pid_namespace.h>
+#include <linux/uaccess.h>
+#include <linux/futex.h>
+#include <linux/string.h>
+#include <linux/sched/clock.h>
+#include <asm/unistd.h>
+
+#include "offsample.h"
+#include "table.h"
+#include "ustack.h"
+#include "blocker.h"
+
+const char * const offs_blk_kind_names[OFFS_BK_NR] = {
+	[OFFS_BK_NONE] = "none",
+	[OFFS_BK_MUTEX] = "mutex",
+	[OFFS_BK_ROBUST] = "robust",
+	[OFFS_BK_PI] = "pi",
+	[OFFS_BK_RWLOCK] = "rwlock",
+};
+
+const char * const offs_blk_hstate_names[OFFS_BH_NR] = {
+	[OFFS_BH_SAMPLED] = "sampled",
+	[OFFS_BH_RUNNING] = "running",
+	[OFFS_BH_GONE] = "gone",
+	[OFFS_BH_UNSAMPLED] = "unsampled",
+};
+
+/* glibc x86-64 layouts (the same in 2.36 and 2.41). */
+#define OFFS_MUTEX_OWNER	8	/* int __owner */
+#define OFFS_MUTEX_NUSERS	12	/* unsigned int __nusers */
+#define OFFS_MUTEX_KIND		16	/* int __kind */
+#define OFFS_MUTEX_KIND_KNOWN	(3 | 16 | 32 | 64 | 128 | 256 | 512)
+#define OFFS_MUTEX_ROBUST	16
+#define OFFS_MUTEX_PI		32
+#define OFFS_MUTEX_PSHARED	128
+#define OFFS_RW_READERS		0	/* unsigned int __readers */
+#define OFFS_RW_CUR_WRITER	24	/* int __cur_writer */
+#define OFFS_RW_SHARED		28	/* int __shared */
+#define OFFS_RW_FLAGS		48	/* unsigned int __flags */
+#define OFFS_RW_SIZE		56
+#define OFFS_RW_WRLOCKED	3	/* __readers: WRPHASE | WRLOCKED */
+
+/* FUTEX_LOCK_PI2 (uapi since 5.14; the number is ABI, 5.10 lacks the name). */
+#define OFFS_FUTEX_LOCK_PI2	13
+
+/* Observations of one tick, resolved at its end; more are counted. */
+#define OFFS_BLK_PENDING	1024
+/* Holders outside the waiter's process searched for per tick. */
+#define OFFS_BLK_FAR_SEARCH	16
+
+struct offs_blk_pending {
+	struct offs_edge_key key;
+	struct task_struct *holder;	/* reference held, or NULL: gone */
+	unsigned int widx;		/* the waiter's index in the snapshot */
+};
+
+static struct offs_blk_pending offs_blk_pend[OFFS_BLK_PENDING];
+static unsigned int offs_blk_npend;
+
+/* The futex command of a futex() call (op without PRIVATE and CLOCK flags). */
+static int offs_futex_cmd(unsigned long op)
+{
+	return op & FUTEX_CMD_MASK;
+}
+
+/*
+ * Decide from a full capture whether s waits in futex() in a way that may
+ * name a holder; the thread cache keeps the answer for unchanged threads.
+ */
+void offs_blk_fxwait(const struct offs_sample *s, struct offs_fxwait *fx)
+{
+	u32 val = (u32)s->args[2];
+	int cmd;
+
+	fx->cand = OFFS_FX_NONE;
+	if (!s->user || s->syscall != __NR_futex)
+		return;
+	cmd = offs_futex_cmd(s->args[1]);
+	if (cmd == FUTEX_LOCK_PI || cmd == OFFS_FUTEX_LOCK_PI2)
+		fx->cand = OFFS_FX_PI;
+	else if ((cmd == FUTEX_WAIT && (val == 2 || (val & FUTEX_WAITERS))) ||
+		 (cmd == FUTEX_WAIT_BITSET && val == 3))
+		fx->cand = OFFS_FX_WAIT;
+	fx->uaddr = s->args[0];
+	fx->val = val;
+}
+
+static u32 offs_u32_at(const u8 *buf, unsigned int off)
+{
+	u32 v;
+
+	memcpy(&v, buf + off, sizeof(v));
+	return v;
+}
+
+/*
+ * Read the lock around fx->uaddr (the waiter's address space is the
+ * current one).  Returns the owner's thread id as the waiter's pid
+ * namespace numbers it, 0 if the words do not name one, -EFAULT if they
+ * could not be read.  *kind and *shared say what was read.
+ */
+static int offs_blk_read_owner(const struct offs_fxwait *fx, u8 *kind,
+			       bool *shared)
+{
+	u8 buf[OFFS_RW_SIZE];
+	unsigned long base;
+	u32 word, owner, k;
+	int i;
+
+	*shared = false;
+	if (fx->uaddr & 3)
+		return 0;
+	if (fx->cand == OFFS_FX_PI) {
+		/* Any PI futex, glibc's or not: the word is the owner's tid. */
+		if (copy_from_user_nofault(&word, (u32 __user *)fx->uaddr,
+					   sizeof(word)))
+			return -EFAULT;
+		*kind = OFFS_BK_PI;
+		*shared = true;		/* may be another process's thread */
+		return word & FUTEX_TID_MASK;
+	}
+	if (fx->val == 3) {
+		/* A writer waits at base + 12, a reader at base + 8. */
+		for (i = 0; i < 2; i++) {
+			base = fx->uaddr - (i ? 8 : 12);
+			if (copy_from_user_nofault(buf, (void __user *)base,
+						   OFFS_RW_SIZE))
+				return -EFAULT;
+			owner = offs_u32_at(buf, OFFS_RW_CUR_WRITER);
+			if ((offs_u32_at(buf, OFFS_RW_READERS) &
+			     OFFS_RW_WRLOCKED) != OFFS_RW_WRLOCKED ||
+			    offs_u32_at(buf, OFFS_RW_FLAGS) > 2 ||
+			    offs_u32_at(buf, OFFS_RW_SHARED) > 1 ||
+			    !owner || owner > FUTEX_TID_MASK ||
+			    offs_u32_at(buf, fx->uaddr - base) != 3)
+				continue;
+			*kind = OFFS_BK_RWLOCK;
+			*shared = offs_u32_at(buf, OFFS_RW_SHARED);
+			return owner;
+		}
+		return 0;
+	}
+	if (copy_from_user_nofault(buf, (void __user *)fx->uaddr,
+				   OFFS_MUTEX_KIND + 4))
+		return -EFAULT;
+	word = offs_u32_at(buf, 0);
+	owner = offs_u32_at(buf, OFFS_MUTEX_OWNER);
+	k = offs_u32_at(buf, OFFS_MUTEX_KIND);
+	if ((k & ~OFFS_MUTEX_KIND_KNOWN) || (k & OFFS_MUTEX_PI) ||
+	    !offs_u32_at(buf, OFFS_MUTEX_NUSERS) ||
+	    !owner || owner > FUTEX_TID_MASK)
+		return 0;
+	*shared = k & OFFS_MUTEX_PSHARED;
+	if (fx->val & FUTEX_WAITERS) {
+		/* Robust: the word is the owner's tid, as __owner says. */
+		if (!(k & OFFS_MUTEX_ROBUST) ||
+		    (word & FUTEX_TID_MASK) != owner ||
+		    (fx->val & FUTEX_TID_MASK) != owner)
+			return 0;
+		*kind = OFFS_BK_ROBUST;
+		return owner;
+	}
+	/* Normal, recursive, errorcheck, adaptive: "locked, waiters". */
+	if ((k & OFFS_MUTEX_ROBUST) || word != 2)
+		return 0;
+	*kind = OFFS_BK_MUTEX;
+	return owner;
+}
+
+/*
+ * t (counted in rec at snapshot index idx, context-switch count ncsw when
+ * captured) waits as fx says: find the holder and keep the observation for
+ * the end of the tick.  Sleeps (entering t's address space).
+ */
+void offs_blk_note(struct task_struct *t, const struct offs_fxwait *fx,
+		   struct offs_rec *rec, unsigned int idx, unsigned long ncsw)
+{
+	struct offs_blk_pending *p;
+	struct task_struct *h = NULL;
+	struct pid *pid;
+	bool shared;
+	u8 kind = OFFS_BK_NONE;
+	u64 t0;
+	int nr;
+
+	if (fx->cand == OFFS_FX_NONE || !rec || !READ_ONCE(offs_blockers))
+		return;
+	if (offs_blk_npend >= OFFS_BLK_PENDING) {
+		OFFS_STAT_ADD(blk_dropped, 1);
+		return;
+	}
+	t0 = local_clock();
+	OFFS_STAT_ADD(blk_looked, 1);
+	/* No CFI map needed: only data is read. */
+	if (!offs_umm_enter_data(t)) {
+		OFFS_STAT_ADD(blk_read_failed, 1);
+		goto out;
+	}
+	nr = offs_blk_read_owner(fx, &kind, &shared);
+	if (nr < 0) {
+		OFFS_STAT_ADD(blk_read_failed, 1);
+		goto out;
+	}
+	if (!nr) {
+		OFFS_STAT_ADD(blk_unknown, 1);
+		goto out;
+	}
+	/* The task list and pid hash are RCU-protected; nothing sleeps. */
+	rcu_read_lock();
+	pid = find_pid_ns(nr, task_active_pid_ns(t));
+	h = pid ? pid_task(pid, PIDTYPE_PID) : NULL;
+	/* A tid now used by another process: the owner is gone. */
+	if (h && !shared && !same_thread_group(h, t))
+		h = NULL;
+	if (h)
+		get_task_struct(h);
+	rcu_read_unlock();
+	if (h == t || offs_task_ran(t, ncsw)) {
+		/* Took the lock itself, or woke: not waiting as sampled. */
+		OFFS_STAT_ADD(blk_raced, 1);
+		if (h)
+			put_task_struct(h);
+		goto out;
+	}
+	p = &offs_blk_pend[offs_blk_npend++];
+	memset(&p->key, 0, sizeof(p->key));	/* hashed as bytes */
+	p->key.wrec = rec;
+	p->key.uaddr = fx->uaddr;
+	p->key.wtid = t->pid;
+	p->key.wtgid = t->tgid;
+	p->key.kind = kind;
+	/* Names as offs_sample_names() copies them (a racy rename is fine). */
+	memcpy(p->key.wname, t->comm, TASK_COMM_LEN);
+	p->key.wname[TASK_COMM_LEN - 1] = '\0';
+	p->holder = h;
+	p->widx = idx;
+	if (h) {
+		p->key.htid = h->pid;
+		p->key.htgid = h->tgid;
+		memcpy(p->key.hname, h->comm, TASK_COMM_LEN);
+		p->key.hname[TASK_COMM_LEN - 1] = '\0';
+		/* The leader's name, as records show "comm"; RCU keeps it. */
+		rcu_read_lock();
+		memcpy(p->key.hcomm, READ_ONCE(h->group_leader)->comm,
+		       TASK_COMM_LEN);
+		rcu_read_unlock();
+		p->key.hcomm[TASK_COMM_LEN - 1] = '\0';
+	} else {
+		p->key.htid = nr;	/* as the waiter's namespace numbers it */
+		p->key.hstate = OFFS_BH_GONE;
+	}
+	OFFS_STAT_ADD(blk_edges, 1);
+out:
+	OFFS_STAT_ADD(blk_ns_total, local_clock() - t0);
+}
+
+/* Where h was counted in this tick: near the waiter, its own process. */
+static int offs_blk_find(struct task_struct * const *snap,
+			 const struct offs_snap_out *out, unsigned int n,
+			 const struct offs_blk_pending *p, unsigned int *far)
+{
+	struct task_struct *h = p->holder;
+	unsigned int i;
+	int j;
+
+	for (j = p->widx; j >= 0 && out[j].tgid == h->tgid; j--)
+		if (snap[j] == h && out[j].tid == h->pid)
+			return j;
+	for (i = p->widx + 1; i < n && out[i].tgid == h->tgid; i++)
+		if (snap[i] == h && out[i].tid == h->pid)
+			return i;
+	if (h->tgid == out[p->widx].tgid || ++*far > OFFS_BLK_FAR_SEARCH)
+		return -1;
+	for (i = 0; i < n; i++)
+		if (snap[i] == h && out[i].tid == h->pid)
+			return i;
+	return -1;
+}
+
+/*
+ * End of a tick: give each observation the holder's record of this tick
+ * and count it.  snap[] pointers are only compared (the threads may have
+ * exited); each holder is alive, referenced since offs_blk_note().
+ */
+void offs_blk_tick_end(struct task_struct * const *snap,
+		       const struct offs_snap_out *out, unsigned int n)
+{
+	unsigned int i, far = 0;
+	struct offs_blk_pending *p;
+	int j;
+
+	for (i = 0; i < offs_blk_npend; i++) {
+		p = &offs_blk_pend[i];
+		if (!p->holder)
+			continue;
+		j = offs_blk_find(snap, out, n, p, &far);
+		if (j < 0)
+			p->key.hstate = OFFS_BH_UNSAMPLED;
+		else if (out[j].rec)
+			p->key.hrec = out[j].rec;
+		else
+			p->key.hstate = out[j].running ? OFFS_BH_RUNNING :
+							 OFFS_BH_UNSAMPLED;
+		put_task_struct(p->holder);
+		p->holder = NULL;
+	}
+	for (i = 0; i < offs_blk_npend; i++)
+		if (!offs_table_count_edge(&offs_blk_pend[i].key))
+			OFFS_STAT_ADD(blk_dropped, 1);
+	offs_blk_npend = 0;
+}

@@ -1,0 +1,181 @@
+#!/usr/bin/env bats
+# Blocker attribution: who holds the lock a sampled thread waits for.
+# tests/workload/offsample-blockers.c builds one of each case (a chain of
+# two mutexes, a PI mutex, an rwlock held for writing, a robust mutex, a
+# deadlock, a mutex whose owner exited, waits in garbage) and prints the
+# thread id of each thread: the holders reported by the module are checked
+# against those ids, and the holders' records against what the holders
+# were doing (sleeping in blk_hold_and_sleep, waiting for a lock).
+
+load lib
+
+BLK=$TOP/build/offsample-blockers
+OFFS=$TOP/tools/offsample
+SYM=$TOP/tools/offsample-symbolize
+
+setup_file() {
+	load lib
+	offs_load hz=20 key=tid
+	out=$BATS_FILE_TMPDIR/blk.out
+	"$BLK" > "$out" 2>&1 3>&- &
+	echo $! > "$BATS_FILE_TMPDIR/blk.pid"
+	wait_line "$out" '^ready$' 600 "$(cat "$BATS_FILE_TMPDIR/blk.pid")" > /dev/null
+	# One generation of about 3 s, all waiters blocked throughout.
+	cat $P/drain > /dev/null
+	sleep 3
+	cat $P/drain > "$BATS_FILE_TMPDIR/raw.stacks"
+	cp $P/stats "$BATS_FILE_TMPDIR/stats"
+	"$SYM" "$BATS_FILE_TMPDIR/raw.stacks" > "$BATS_FILE_TMPDIR/blk.stacks"
+	cp "$BATS_FILE_TMPDIR/raw.stacks" "$ARTIFACTS/blockers.stacks" 2>/dev/null || true
+}
+
+teardown_file() {
+	load lib
+	[ ! -f "$BATS_FILE_TMPDIR/blk.pid" ] || kill "$(cat "$BATS_FILE_TMPDIR/blk.pid")" 2>/dev/null || true
+	offs_unload
+}
+
+tid_of() {	# tid_of NAME: the id the workload printed for thread NAME
+	awk -v n="$1" '$1 == n { print $2 }' "$BATS_FILE_TMPDIR/blk.out"
+}
+
+# edge WAITER_NAME: the "# blocker:" lines whose waiter is that thread,
+# as "kind holder hstate hrec samples" (one line per edge).
+edge() {
+	local w
+	w=$(tid_of "$1")
+	awk -F'\t' -v w="$w" '/^# blocker: / {
+		delete e
+		sub(/^# blocker: /, "")
+		for (i = 1; i <= NF; i++) { split($i, kv, "="); e[kv[1]] = substr($i, length(kv[1]) + 2) }
+		if (e["waiter"] == w) print e["kind"], e["holder"], e["hstate"], e["hrec"], e["samples"]
+	}' "$BATS_FILE_TMPDIR/blk.stacks"
+}
+
+# rec ID: the record with that id (its position among the records).
+rec() {
+	awk -F'\t' -v id="$1" '!/^#/ && ++n == id' "$BATS_FILE_TMPDIR/blk.stacks"
+}
+
+@test "chain: blk-chain-a waits for blk-chain-b, which waits for blk-chain-c, which sleeps" {
+	local b c ticks hrec
+	b=$(tid_of blk-chain-b)
+	c=$(tid_of blk-chain-c)
+	ticks=$(hdr_get ticks "$BATS_FILE_TMPDIR/blk.stacks")
+	[ "$ticks" -ge 20 ]
+	run -0 edge blk-chain-a
+	assert_output --regexp "^mutex $b sampled [0-9]+ [0-9]+\$"
+	# One edge per tick the waiter was counted in: all of them.
+	read -r _ _ _ hrec n <<< "$output"
+	[ "$n" -ge $((ticks - 1)) ] && [ "$n" -le "$ticks" ]
+	# The holder's record at those ticks: blk-chain-b, itself waiting
+	# for a lock in pthread_mutex_lock.
+	run -0 rec "$hrec"
+	assert_output --regexp "^[0-9]+	lock	S	[0-9]+	$b	[^	]*	blk-chain-b	"
+	run -0 edge blk-chain-b
+	assert_output --regexp "^mutex $c sampled [0-9]+ [0-9]+\$"
+	read -r _ _ _ hrec n <<< "$output"
+	run -0 rec "$hrec"
+	assert_output --regexp "^[0-9]+	sleep	S	[0-9]+	$c	[^	]*	blk-chain-c	"
+	assert_output --partial 'blk_hold_and_sleep+'
+}
+
+@test "PI mutex, robust mutex and rwlock held for writing: the owner from the lock word" {
+	run -0 edge blk-pi-wait
+	assert_output --regexp "^pi $(tid_of blk-pi-hold) sampled [0-9]+ [0-9]+\$"
+	run -0 edge blk-rb-wait
+	assert_output --regexp "^robust $(tid_of blk-rb-hold) sampled [0-9]+ [0-9]+\$"
+	# A reader and a writer wait for the writer.
+	run -0 edge blk-rd-wait
+	assert_output --regexp "^rwlock $(tid_of blk-rw-hold) sampled [0-9]+ [0-9]+\$"
+	run -0 edge blk-wr-wait
+	assert_output --regexp "^rwlock $(tid_of blk-rw-hold) sampled [0-9]+ [0-9]+\$"
+}
+
+@test "a holder that exited holding the mutex is reported gone, with the id the mutex kept" {
+	run -0 edge blk-gone-w
+	assert_output --regexp "^mutex $(tid_of blk-gone-h) gone - [0-9]+\$"
+}
+
+@test "waits in garbage shaped like a locked mutex or rwlock: no holder reported" {
+	run -0 edge blk-junk2
+	assert_output ''
+	run -0 edge blk-junk3
+	assert_output ''
+	# They were looked at, every tick, and rejected.
+	run -0 awk '$1 == "blocker_unknown" { print $2 }' "$BATS_FILE_TMPDIR/stats"
+	[ "$output" -ge 40 ]
+	# The waiters themselves were sampled (lock waits).
+	run -0 awk -F'\t' -v t="$(tid_of blk-junk2)" '!/^#/ && $5 == t { print $2 }' "$BATS_FILE_TMPDIR/blk.stacks"
+	assert_output lock
+}
+
+@test "every edge names records of its generation; the header counts them" {
+	local n e
+	n=$(hdr_get records "$BATS_FILE_TMPDIR/blk.stacks")
+	e=$(hdr_get blockers "$BATS_FILE_TMPDIR/blk.stacks")
+	[ "$e" -ge 9 ]
+	run -0 grep -c '^# blocker: ' "$BATS_FILE_TMPDIR/blk.stacks"
+	assert_output "$e"
+	# wrec always, hrec unless gone/running/unsampled: ids 1..records.
+	run -0 awk -v n="$n" '/^# blocker: / {
+		if (!match($0, /wrec=[0-9]+/)) { print "no wrec: " $0; next }
+		id = substr($0, RSTART + 5, RLENGTH - 5); if (id < 1 || id > n) print "bad wrec: " $0
+		if (match($0, /hrec=[0-9]+/)) { id = substr($0, RSTART + 5, RLENGTH - 5); if (id < 1 || id > n) print "bad hrec: " $0 }
+	}' "$BATS_FILE_TMPDIR/blk.stacks"
+	assert_output ''
+}
+
+@test "offsample blockers: chains to the root holder, its reason and frames; the deadlock is a cycle" {
+	local a b c x y
+	a=$(tid_of blk-chain-a) b=$(tid_of blk-chain-b) c=$(tid_of blk-chain-c)
+	x=$(tid_of blk-dl-x) y=$(tid_of blk-dl-y)
+	run -0 "$OFFS" blockers "$BATS_FILE_TMPDIR/raw.stacks"
+	echo "$output"
+	assert_line --regexp "^samples=[0-9]+ waiter=$a wcomm=blk-main wname=blk-chain-a reason=lock kind=mutex object=0x[0-9a-f]+ holder=$b hname=blk-chain-b hwhat=lock chain=$a>$b>$c root=$c rname=blk-chain-c rwhat=sleep rframes=[^ ]*blk_hold_and_sleep"
+	assert_line --regexp "^samples=[0-9]+ waiter=$x .* holder=$y hname=blk-dl-y hwhat=lock chain=$x>$y>$x>cycle "
+	assert_line --regexp " waiter=$(tid_of blk-gone-w) .* hwhat=gone chain=[0-9]+>$(tid_of blk-gone-h) root=$(tid_of blk-gone-h) .* rwhat=gone rframes=-\$"
+	refute_output --partial "waiter=$(tid_of blk-junk2) "
+	# The same from the live file, piped.
+	run -0 bash -c "cat $P/stacks | '$OFFS' blockers"
+	assert_line --regexp "^samples=[0-9]+ waiter=$a .* chain=$a>$b>$c "
+}
+
+@test "flamegraph --blockers: waiter stack, --, the holder's stack in the chain palette" {
+	local svg=$BATS_FILE_TMPDIR/blk.svg
+	run -0 "$OFFS" blockers --folded "$BATS_FILE_TMPDIR/raw.stacks"
+	# The waiter blk-chain-b's stack, then the holder's from its leaf.
+	assert_line --regexp '^blk-main;.*chain_b;[^ ]*pthread_mutex_lock[^ ]*;--;[^ ]*_\[w\];.*blk_hold_and_sleep_\[w\];.*blk-chain-c_\[w\] [0-9]+$'
+	assert_line --regexp '^blk-main;.*;--;\[gone\]_\[w\] [0-9]+$'
+	"$OFFS" flamegraph --blockers -o "$svg" "$BATS_FILE_TMPDIR/raw.stacks"
+	run -0 grep -c '<title>--' "$svg"
+	[ "$output" -ge 1 ]
+	run -0 grep -c '<title>blk_hold_and_sleep ' "$svg"
+}
+
+@test "blockers=0: no edges, and the statistics say so" {
+	local f=$BATS_TEST_TMPDIR/off.stacks
+	echo 0 > $PARAM/blockers
+	cat $P/drain > /dev/null
+	sleep 1
+	cat $P/drain > "$f"
+	echo 1 > $PARAM/blockers
+	[ "$(hdr_get blockers "$f")" = 0 ]
+	run -1 grep '^# blocker: ' "$f"
+	run -0 "$OFFS" blockers "$f"
+	assert_line 'No waiter -> holder edges in the input.'
+}
+
+@test "group= reader: edges without the lock address" {
+	local f=$BATS_TEST_TMPDIR/group.stacks
+	kill "$(cat "$BATS_FILE_TMPDIR/blk.pid")"
+	offs_load hz=20 key=tid group=4242
+	"$BLK" > "$BATS_TEST_TMPDIR/out" 2>&1 3>&- &
+	echo $! > "$BATS_FILE_TMPDIR/blk.pid"
+	wait_line "$BATS_TEST_TMPDIR/out" '^ready$' 600 "$!" > /dev/null
+	sleep 1
+	setpriv --reuid=65534 --regid=65534 --groups=4242 cat $P/stacks > "$f"
+	run -0 grep -c '^# blocker: .*	object=hidden	' "$f"
+	[ "$output" -ge 9 ]
+	run -1 grep -E '^# blocker: .*object=0x' "$f"
+}

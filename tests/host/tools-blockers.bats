@@ -1,0 +1,91 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0
+# offsample blockers and flamegraph --blockers on a real capture: the
+# drain of tests/guest/58-blockers.bats on 6.12 (key=tid), whose workload
+# printed these thread ids: blk-chain-c 363, blk-chain-b 364, blk-chain-a
+# 365, blk-pi-hold 366, blk-pi-wait 367, blk-rb-hold 368, blk-rb-wait 369,
+# blk-rw-hold 370, blk-rd-wait 371, blk-wr-wait 372, blk-dl-x 373,
+# blk-dl-y 374, blk-gone-h 375 (exited), blk-gone-w 376, blk-junk2 377,
+# blk-junk3 378.  The guest test checks the module; this one the tools.
+
+load tools-common
+
+BFIX=$SFIX/blockers-drain-6.12.117.txt
+
+setup() {
+	T=$BATS_TEST_TMPDIR
+	export OFFSAMPLE_PROC=$T/no-module OFFSAMPLE_SYS=$T/no-sys
+}
+
+@test "blockers: one line per pair, chains to the root, the deadlock as a cycle, the gone holder" {
+	run -0 "$OFFS" blockers --no-symbolize "$BFIX"
+	assert_line --index 0 '# offsample blockers: 9 waiter -> holder pairs, 567 waiter samples with a known holder (lock samples in the input: 693)'
+	[ "$(grep -c '^samples=' <<< "$output")" = 9 ]
+	assert_line 'samples=63 waiter=365 wcomm=blk-main wname=blk-chain-a reason=lock kind=mutex object=0x5578fab63340 holder=364 hname=blk-chain-b hwhat=lock chain=365>364>363 root=363 rname=blk-chain-c rwhat=sleep rframes=libc.so.6+0xcf545;libc.so.6+0xd3e53;libc.so.6+0xd3d8a;offsample-blockers+0x12f7;offsample-blockers+0x1639'
+	assert_line --regexp '^samples=63 waiter=367 .* kind=pi .* holder=366 hname=blk-pi-hold hwhat=sleep chain=367>366 root=366 '
+	assert_line --regexp '^samples=63 waiter=369 .* kind=robust .* holder=368 '
+	assert_line --regexp '^samples=63 waiter=371 .* kind=rwlock .* holder=370 '
+	assert_line --regexp '^samples=63 waiter=372 .* kind=rwlock .* holder=370 '
+	assert_line --regexp '^samples=63 waiter=373 .* holder=374 hname=blk-dl-y hwhat=lock chain=373>374>373>cycle '
+	assert_line --regexp '^samples=63 waiter=376 .* holder=375 hname=- hwhat=gone chain=376>375 root=375 rname=- rwhat=gone rframes=-$'
+	refute_output --partial 'waiter=377 '
+	# --frames and --offsets shape the root's frames.
+	run -0 "$OFFS" blockers --no-symbolize --frames 1 --offsets "$BFIX"
+	assert_line --regexp '^samples=63 waiter=365 .* rframes=libc.so.6\+0xcf545$'
+}
+
+@test "blockers: filters keep the edges of the records kept, renumbered" {
+	run -0 "$OFFS" blockers --no-symbolize --tid 365,364 "$BFIX"
+	[ "$(grep -c '^samples=' <<< "$output")" = 2 ]
+	# blk-chain-b's record is kept: what it did is known; blk-chain-c's
+	# is not: it was sampled, no more is known.
+	assert_line --regexp '^samples=63 waiter=365 .* holder=364 hname=blk-chain-b hwhat=lock chain=365>364>363 root=363 rname=blk-chain-c rwhat=sampled rframes=-$'
+	# The filtered file itself: edges renumbered into its records.
+	perl "$ROOT/tools/lib/offsample-select.pl" --tid 365,364 -o "$T/f.stacks" "$BFIX"
+	run -0 grep -c '^# blocker: ' "$T/f.stacks"
+	assert_output 2
+	assert_equal "$(sed -n 's/^# blockers: //p' "$T/f.stacks")" 2
+	run -0 awk -F'\t' '/^# blocker: / { print $7, $13 }' "$T/f.stacks"
+	assert_line 'wrec=1 hrec=-'
+	assert_line 'wrec=2 hrec=1'
+	run -0 awk -F'\t' '!/^#/ { print ++n, $5 }' "$T/f.stacks"
+	assert_output $'1 364\n2 365'
+}
+
+@test "blockers --folded: waiter root first, --, holder leaf first marked _[w]; totals are the edges' samples" {
+	run -0 "$OFFS" blockers --no-symbolize --folded "$BFIX"
+	# Every line parses as flamegraph.pl reads it; the counts add up.
+	run -0 perl -ne 'BEGIN { $n = 0 } if (/'"$FOLDED_RE"'/) { $n += $2 } else { print "not folded: $_" } END { print "total $n\n" }' <<< "$output"
+	assert_output 'total 567'
+	run -0 "$OFFS" blockers --no-symbolize --folded "$BFIX"
+	assert_line 'blk-main;libc.so.6+0x1098ec;libc.so.6+0x891f5;offsample-blockers+0x1605;libc.so.6+0x8c482;libc.so.6+0x8612b;entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_futex;do_futex;futex_wait;__futex_wait;futex_wait_queue;schedule;__schedule;--;__schedule_[w];schedule_[w];do_nanosleep_[w];hrtimer_nanosleep_[w];common_nsleep_[w];__x64_sys_clock_nanosleep_[w];do_syscall_64_[w];entry_SYSCALL_64_after_hwframe_[w];libc.so.6+0xcf545_[w];libc.so.6+0xd3e53_[w];libc.so.6+0xd3d8a_[w];offsample-blockers+0x12f7_[w];offsample-blockers+0x1639_[w];libc.so.6+0x891f5_[w];libc.so.6+0x1098ec_[w];blk-chain-c_[w] 63'
+	assert_line --regexp '^blk-main;.*;--;\[gone\]_\[w\] 63$'
+}
+
+@test "flamegraph --blockers: the chain palette; refused with --seconds or without edges" {
+	run -0 "$OFFS" flamegraph --blockers --no-symbolize -o "$T/b.svg" "$BFIX"
+	run -0 grep -c '<title>--' "$T/b.svg"
+	run -0 grep -o '<text[^>]*>Blockers: waiter -- holder' "$T/b.svg"
+	run -2 "$OFFS" flamegraph --blockers --seconds -o "$T/c.svg" "$BFIX"
+	assert_output --partial '--seconds is not supported with it'
+	run -1 "$OFFS" flamegraph --blockers --no-symbolize -o "$T/d.svg" "$V2S"
+	assert_output 'offsample flamegraph: no waiter -> holder edges in the input (see offsample blockers)'
+	[ ! -e "$T/d.svg" ]
+}
+
+@test "blockers: data from before blocker attribution, usage errors" {
+	run -0 "$OFFS" blockers --no-symbolize "$V2S"
+	assert_line 'No waiter -> holder edges in the input (recorded with blockers=0, or by a module before 0.3).'
+	run -2 "$OFFS" blockers --frames 0 "$BFIX"
+	assert_output 'offsample blockers: --frames needs a number from 1 to 64, not "0" (see offsample blockers --help)'
+	run -2 "$OFFS" blockers --bogus "$BFIX"
+	assert_output 'offsample blockers: unknown option --bogus (see offsample blockers --help)'
+	run -0 "$OFFS" blockers --help
+	assert_line --partial 'Usage: offsample blockers'
+}
+
+@test "offsample-symbolize keeps the edges in place" {
+	"$ROOT/tools/offsample-symbolize" "$BFIX" > "$T/s.stacks" 2>/dev/null
+	diff <(grep '^# blocker: ' "$BFIX") <(grep '^# blocker: ' "$T/s.stacks")
+	diff <(grep -v '^#' "$BFIX" | cut -f1-8) <(grep -v '^#' "$T/s.stacks" | cut -f1-8)
+}
