@@ -6,5 +6,5 @@
 int offs_probe(void);
 int offs_probe(void)
 {
-	return THIS_MODULE != NULL;
+	return TASK_COMM_LEN;
 }

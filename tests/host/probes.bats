@@ -89,6 +89,22 @@ have() {
 	[[ $stderr == "offsample: the feature probes cannot compile against $k at all"* ]]
 }
 
+@test "probes: warnings never decide, even where every warning is an error (CONFIG_WERROR)" {
+	local k
+	k=$(kdir 6.12.117+deb12-amd64)
+	run -0 sh "$PROBE" "$k" "$T/ref"
+	# Probes that warn (as the control probe once did: -Waddress), with
+	# every warning an error as on a CONFIG_WERROR kernel.
+	cp -r "$ROOT/module/probes" "$T/p"
+	for f in "$T"/p/*.c; do
+		printf 'int offs_warn(void);\nint offs_warn(void) { int unused; return THIS_MODULE != NULL; }\n' >> "$f"
+	done
+	sed -i '1a #include <linux/module.h>' "$T"/p/*.c
+	KCFLAGS=-Werror OFFS_PROBES=$T/p run -0 sh "$PROBE" "$k" "$T/w"
+	assert_equal "$(have "$T/w/features.h")" "$(have "$T/ref/features.h")"
+	grep -q 'warning: the comparison will always evaluate' "$T/w/probes/build.log"
+}
+
 @test "probes: no header grep and no version check decide a feature" {
 	run -1 grep -nE 'grep|offs_hdr' "$ROOT/module/Kbuild"
 	run -1 grep -rnE '^\s*#\s*(el)?if.*(LINUX_VERSION_CODE|KERNEL_VERSION)' "$ROOT"/module/*.c "$ROOT"/module/*.h
