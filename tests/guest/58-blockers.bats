@@ -120,8 +120,8 @@ rec() {
 	# wrec always, hrec unless gone/running/unsampled: ids 1..records.
 	run -0 awk -v n="$n" '/^# blocker: / {
 		if (!match($0, /wrec=[0-9]+/)) { print "no wrec: " $0; next }
-		id = substr($0, RSTART + 5, RLENGTH - 5); if (id < 1 || id > n) print "bad wrec: " $0
-		if (match($0, /hrec=[0-9]+/)) { id = substr($0, RSTART + 5, RLENGTH - 5); if (id < 1 || id > n) print "bad hrec: " $0 }
+		id = substr($0, RSTART + 5, RLENGTH - 5) + 0; if (id < 1 || id > n + 0) print "bad wrec: " $0
+		if (match($0, /hrec=[0-9]+/)) { id = substr($0, RSTART + 5, RLENGTH - 5) + 0; if (id < 1 || id > n + 0) print "bad hrec: " $0 }
 	}' "$BATS_FILE_TMPDIR/blk.stacks"
 	assert_output ''
 }
