@@ -17,15 +17,17 @@
  * 2.41, x86-64, ../shared/notes/wave2.md section 3):
  *
  *   FUTEX_LOCK_PI(2)              PI futex: owner tid in the word
- *   FUTEX_WAIT, val has WAITERS   robust mutex: owner tid in val and word
- *   FUTEX_WAIT, val == 2          mutex: __owner at word + 8
+ *   FUTEX_WAIT[_BITSET], val has  robust mutex: owner tid in val and word
+ *     FUTEX_WAITERS
+ *   FUTEX_WAIT[_BITSET], val == 2 mutex: __owner at word + 8 (BITSET:
+ *                                 pthread_mutex_timedlock/clocklock)
  *   FUTEX_WAIT_BITSET, val == 3   rwlock: __cur_writer at base + 24, the
  *                                 word being base + 12 (a writer waits)
  *                                 or base + 8 (a reader waits)
  *
  * and every field read must agree (lock word still held, known __kind
- * bits, the owner a live thread of the waiter's process unless the lock is
- * process-shared).  When they do not, the holder is unknown and nothing is
+ * bits, the owner a live thread of the waiter's process; for
+ * process-shared and PI locks, of the waiter's pid namespace).  When they do not, the holder is unknown and nothing is
  * recorded: a holder is never guessed.  An owner id that validates but
  * names no thread any more (the owner exited holding a mutex) is recorded
  * as gone.  Kernel mutexes and rw_semaphores are not followed: a module
@@ -117,10 +119,15 @@ void offs_blk_fxwait(const struct offs_sample *s, struct offs_fxwait *fx)
 	if (!s->user || s->syscall != __NR_futex)
 		return;
 	cmd = offs_futex_cmd(s->args[1]);
+	/*
+	 * pthread_mutex_lock() waits with FUTEX_WAIT, the timed variants
+	 * (timedlock, clocklock) and rwlocks with FUTEX_WAIT_BITSET.
+	 */
 	if (cmd == FUTEX_LOCK_PI || cmd == OFFS_FUTEX_LOCK_PI2)
 		fx->cand = OFFS_FX_PI;
-	else if ((cmd == FUTEX_WAIT && (val == 2 || (val & FUTEX_WAITERS))) ||
-		 (cmd == FUTEX_WAIT_BITSET && val == 3))
+	else if ((cmd == FUTEX_WAIT || cmd == FUTEX_WAIT_BITSET) &&
+		 (val == 2 || (val & FUTEX_WAITERS) ||
+		  (cmd == FUTEX_WAIT_BITSET && val == 3)))
 		fx->cand = OFFS_FX_WAIT;
 	fx->uaddr = s->args[0];
 	fx->val = val;
@@ -146,7 +153,7 @@ static int offs_blk_read_owner(const struct offs_fxwait *fx, u8 *kind,
 	u8 buf[OFFS_RW_SIZE];
 	unsigned long base;
 	u32 word, owner, k;
-	int i;
+	int i, failed;
 
 	*shared = false;
 	if (fx->uaddr & 3)
@@ -161,12 +168,17 @@ static int offs_blk_read_owner(const struct offs_fxwait *fx, u8 *kind,
 		return word & FUTEX_TID_MASK;
 	}
 	if (fx->val == 3) {
-		/* A writer waits at base + 12, a reader at base + 8. */
-		for (i = 0; i < 2; i++) {
+		/*
+		 * A writer waits at base + 12, a reader at base + 8: try
+		 * both (either read may fail alone, e.g. at a page start).
+		 */
+		for (i = 0, failed = 0; i < 2; i++) {
 			base = fx->uaddr - (i ? 8 : 12);
 			if (copy_from_user_nofault(buf, (void __user *)base,
-						   OFFS_RW_SIZE))
-				return -EFAULT;
+						   OFFS_RW_SIZE)) {
+				failed++;
+				continue;
+			}
 			owner = offs_u32_at(buf, OFFS_RW_CUR_WRITER);
 			if ((offs_u32_at(buf, OFFS_RW_READERS) &
 			     OFFS_RW_WRLOCKED) != OFFS_RW_WRLOCKED ||
@@ -179,7 +191,7 @@ static int offs_blk_read_owner(const struct offs_fxwait *fx, u8 *kind,
 			*shared = offs_u32_at(buf, OFFS_RW_SHARED);
 			return owner;
 		}
-		return 0;
+		return failed == 2 ? -EFAULT : 0;
 	}
 	if (copy_from_user_nofault(buf, (void __user *)fx->uaddr,
 				   OFFS_MUTEX_KIND + 4))
@@ -218,6 +230,7 @@ void offs_blk_note(struct task_struct *t, const struct offs_fxwait *fx,
 {
 	struct offs_blk_pending *p;
 	struct task_struct *h = NULL;
+	struct pid_namespace *ns;
 	struct pid *pid;
 	bool shared;
 	u8 kind = OFFS_BK_NONE;
@@ -246,16 +259,32 @@ void offs_blk_note(struct task_struct *t, const struct offs_fxwait *fx,
 		OFFS_STAT_ADD(blk_unknown, 1);
 		goto out;
 	}
+	/* Woke (or exited) while we entered its memory: not waiting now. */
+	if (offs_task_ran(t, ncsw)) {
+		OFFS_STAT_ADD(blk_raced, 1);
+		goto out;
+	}
 	/* The task list and pid hash are RCU-protected; nothing sleeps. */
 	rcu_read_lock();
-	pid = find_pid_ns(nr, task_active_pid_ns(t));
+	/* NULL once t has been reaped (its pid detached): it waits no more. */
+	ns = task_active_pid_ns(t);
+	pid = ns ? find_pid_ns(nr, ns) : NULL;
 	h = pid ? pid_task(pid, PIDTYPE_PID) : NULL;
-	/* A tid now used by another process: the owner is gone. */
-	if (h && !shared && !same_thread_group(h, t))
+	/*
+	 * A tid now used by another process: the owner is gone.  A shared
+	 * lock's owner wrote its tid as its own pid namespace numbers it:
+	 * only a thread of the waiter's namespace can be meant.
+	 */
+	if (h && (shared ? task_active_pid_ns(h) != ns :
+			   !same_thread_group(h, t)))
 		h = NULL;
 	if (h)
 		get_task_struct(h);
 	rcu_read_unlock();
+	if (!ns) {
+		OFFS_STAT_ADD(blk_raced, 1);
+		goto out;
+	}
 	if (h == t || offs_task_ran(t, ncsw)) {
 		/* Took the lock itself, or woke: not waiting as sampled. */
 		OFFS_STAT_ADD(blk_raced, 1);
@@ -290,7 +319,6 @@ void offs_blk_note(struct task_struct *t, const struct offs_fxwait *fx,
 		p->key.htid = nr;	/* as the waiter's namespace numbers it */
 		p->key.hstate = OFFS_BH_GONE;
 	}
-	OFFS_STAT_ADD(blk_edges, 1);
 out:
 	OFFS_STAT_ADD(blk_ns_total, local_clock() - t0);
 }
@@ -328,13 +356,18 @@ void offs_blk_tick_end(struct task_struct * const *snap,
 {
 	unsigned int i, far = 0;
 	struct offs_blk_pending *p;
-	int j;
+	struct task_struct *last = NULL;
+	int j = -1;
 
 	for (i = 0; i < offs_blk_npend; i++) {
 		p = &offs_blk_pend[i];
 		if (!p->holder)
 			continue;
-		j = offs_blk_find(snap, out, n, p, &far);
+		/* Waiters of one lock come together: search once per holder. */
+		if (p->holder != last) {
+			j = offs_blk_find(snap, out, n, p, &far);
+			last = p->holder;
+		}
 		if (j < 0)
 			p->key.hstate = OFFS_BH_UNSAMPLED;
 		else if (out[j].rec)
@@ -345,8 +378,14 @@ void offs_blk_tick_end(struct task_struct * const *snap,
 		put_task_struct(p->holder);
 		p->holder = NULL;
 	}
-	for (i = 0; i < offs_blk_npend; i++)
-		if (!offs_table_count_edge(&offs_blk_pend[i].key))
+	/* At most OFFS_BLK_PENDING short inserts under one hold. */
+	mutex_lock(&offs_table_lock);
+	for (i = 0; i < offs_blk_npend; i++) {
+		if (offs_table_count_edge(&offs_blk_pend[i].key))
+			OFFS_STAT_ADD(blk_edges, 1);
+		else
 			OFFS_STAT_ADD(blk_dropped, 1);
+	}
+	mutex_unlock(&offs_table_lock);
 	offs_blk_npend = 0;
 }

@@ -19,6 +19,7 @@
 
 #include "offsample.h"
 #include "table.h"
+#include "blocker.h"
 #include "cache.h"
 #include "ustack.h"
 #include "wobj.h"
@@ -55,8 +56,9 @@ static bool offs_live;
  * What one unit of max_stacks can pin at worst, as allocated (kmalloc
  * rounds up to its size classes): a kernel stack and a user stack of the
  * largest depth, a path of PATH_MAX, a wait object of the largest
- * description, and a record in the current generation and in each old
- * one that readers may keep (max_retired for root, as many for group=).
+ * description, and a record and a waiter -> holder edge in the current
+ * generation and in each old one that readers may keep (max_retired for
+ * root, as many for group=).
  */
 static u64 offs_stack_cost(void)
 {
@@ -65,7 +67,8 @@ static u64 offs_stack_cost(void)
 	       offs_ksize(offs_ustack_size(OFFS_MAX_DEPTH_LIMIT)) +
 	       offs_ksize(sizeof(struct offs_upath) + PATH_MAX) +
 	       offs_ksize(sizeof(struct offs_wobj) + 512) +
-	       (1 + 2 * OFFS_RETIRED_MAX) * sizeof(struct offs_rec);
+	       (1 + 2 * OFFS_RETIRED_MAX) * (sizeof(struct offs_rec) +
+					     offs_ksize(sizeof(struct offs_edge)));
 }
 
 static u64 offs_ram_bytes(void)

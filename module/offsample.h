@@ -163,8 +163,6 @@ struct offs_rec {
 	u64 count;
 };
 
-#define OFFS_EBUCKETS	256
-
 /*
  * A generation: everything counted between two drains or resets.  The
  * sampler adds to the current one; a drain swaps in a fresh one and hands
@@ -189,8 +187,9 @@ struct offs_gen {
 	struct list_head recs;
 	/* Waiter -> holder edges (blocker.c), counted like records. */
 	unsigned int nedges;
+	unsigned int nebuckets;		/* power of two */
+	struct hlist_head *ebuckets;
 	struct list_head edges;
-	struct hlist_head ebuckets[OFFS_EBUCKETS];
 };
 
 /* Module parameters (main.c), read with READ_ONCE by everyone else. */

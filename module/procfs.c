@@ -283,8 +283,11 @@ struct offs_stacks_priv {
  */
 static void *offs_stacks_seek(struct offs_stacks_priv *p, loff_t pos)
 {
-	if (pos == 0)
+	if (pos == 0) {
+		/* A new pass (the first read, a rewind): records first. */
+		p->edges_at = 0;
 		return SEQ_START_TOKEN;
+	}
 	if (!p->edges_at || pos < p->edges_at) {
 		if (offs_gen_iter_seek(&p->it, pos - 1))
 			return &p->it;

@@ -204,7 +204,9 @@ static void offs_visit(unsigned int idx, unsigned int max_depth,
 			offs_table_record(&s, NULL);
 		}
 		out->rec = s.rec;
-		offs_blk_note(t, &s.fx, s.rec, idx, s.ncsw);
+		/* A run-queue waiter was woken: it waits for no lock now. */
+		if (pin == OFFS_PIN_BLOCKED)
+			offs_blk_note(t, &s.fx, s.rec, idx, s.ncsw);
 		break;
 	}
 	if (ent)

@@ -174,7 +174,12 @@ static struct offs_gen *offs_gen_alloc(gfp_t gfp)
 	if (!gen)
 		return NULL;
 	gen->buckets = kvcalloc(n, sizeof(*gen->buckets), gfp);
-	if (!gen->buckets) {
+	/* Fewer edges than records: an eighth as many buckets. */
+	gen->nebuckets = max(n / 8, OFFS_BUCKETS_MIN);
+	gen->ebuckets = kvcalloc(gen->nebuckets, sizeof(*gen->ebuckets), gfp);
+	if (!gen->buckets || !gen->ebuckets) {
+		kvfree(gen->buckets);
+		kvfree(gen->ebuckets);
 		kfree(gen);
 		return NULL;
 	}
@@ -184,7 +189,8 @@ static struct offs_gen *offs_gen_alloc(gfp_t gfp)
 	INIT_LIST_HEAD(&gen->edges);
 	gen->start_real_ns = ktime_get_real_ns();
 	gen->start_mono_ns = ktime_get_ns();
-	offs_mem_add(sizeof(*gen) + n * sizeof(*gen->buckets));
+	offs_mem_add(sizeof(*gen) + n * sizeof(*gen->buckets) +
+		     gen->nebuckets * sizeof(*gen->ebuckets));
 	return gen;
 }
 
@@ -234,8 +240,10 @@ static void offs_gen_release(struct kref *ref)
 	offs_mem_add(-(long)(gen->nrecs * sizeof(struct offs_rec) +
 			     gen->nedges * offs_ksize(sizeof(struct offs_edge)) +
 			     sizeof(*gen) +
-			     gen->nbuckets * sizeof(*gen->buckets)));
+			     gen->nbuckets * sizeof(*gen->buckets) +
+			     gen->nebuckets * sizeof(*gen->ebuckets)));
 	kvfree(gen->buckets);
+	kvfree(gen->ebuckets);
 	kfree(gen);
 }
 
@@ -595,6 +603,7 @@ out:
  * Count one waiter -> holder observation in the current generation
  * (blocker.c, at the end of a tick: the records it points at are of this
  * generation).  Bounded by max_stacks like records.  False if dropped.
+ * offs_table_lock held (one hold for all the edges of a tick).
  */
 bool offs_table_count_edge(const struct offs_edge_key *key)
 {
@@ -602,24 +611,19 @@ bool offs_table_count_edge(const struct offs_edge_key *key)
 	struct hlist_head *head;
 	struct offs_edge *e;
 	u32 hash = jhash(key, sizeof(*key), 0);
-	bool ok = true;
 
-	mutex_lock(&offs_table_lock);
+	lockdep_assert_held(&offs_table_lock);
 	gen = offs_cur;
-	head = &gen->ebuckets[hash % OFFS_EBUCKETS];
+	head = &gen->ebuckets[hash & (gen->nebuckets - 1)];
 	hlist_for_each_entry(e, head, node) {
 		if (e->hash == hash && !memcmp(&e->key, key, sizeof(*key)))
 			goto counted;
 	}
-	if (gen->nedges >= READ_ONCE(offs_max_stacks)) {
-		ok = false;
-		goto out;
-	}
+	if (gen->nedges >= READ_ONCE(offs_max_stacks))
+		return false;
 	e = kmalloc(sizeof(*e), GFP_KERNEL | __GFP_NOWARN);
-	if (!e) {
-		ok = false;
-		goto out;
-	}
+	if (!e)
+		return false;
 	e->hash = hash;
 	e->key = *key;
 	e->count = 0;
@@ -629,9 +633,7 @@ bool offs_table_count_edge(const struct offs_edge_key *key)
 	offs_mem_add(offs_ksize(sizeof(*e)));
 counted:
 	e->count++;
-out:
-	mutex_unlock(&offs_table_lock);
-	return ok;
+	return true;
 }
 
 /*

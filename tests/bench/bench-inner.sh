@@ -21,11 +21,14 @@
 #          (perl, python3, bash, libc, ...), and the cold per-thread tick
 #          cost with the tables (default) against cfi_cache_mb=0 (frame
 #          pointers only), with the user frames each walk found
+#   blockers  the cost of naming lock holders: threads waiting for a mutex
+#          the main thread holds, warm and cold ticks with blockers=1
+#          against blockers=0
 #   (memory: stats memory_bytes and /proc/meminfo around every load)
 #
 # Sizes and loop counts come from the environment (BENCH_*; defaults
 # below, smaller ones with BENCH_QUICK=1).  BENCH_SECTIONS selects
-# sections ("tick pipe read cfi" by default).
+# sections ("tick pipe read cfi blockers" by default).
 set -u
 OUT=${1:?usage: bench-inner.sh OUTDIR}
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
@@ -51,7 +54,8 @@ else
 	d_pipe_threads=2000; d_pipe_loops=20000; d_pipe_rounds=7
 	d_read_sizes="100 10000"; d_reads=5; d_profile_secs=8
 fi
-SECTIONS=${BENCH_SECTIONS:-tick pipe read cfi}
+SECTIONS=${BENCH_SECTIONS:-tick pipe read cfi blockers}
+BLK_THREADS=${BENCH_BLK_THREADS:-1000}
 CFI_THREADS=${BENCH_CFI_THREADS:-1000}
 SIZES=${BENCH_SIZES:-$d_sizes}
 PASSES=${BENCH_PROC_PASSES:-$d_passes}
@@ -175,6 +179,7 @@ log "environment"
 	echo "read_sizes	$READ_SIZES"
 	echo "reads	$READS"
 	echo "cfi_threads	$CFI_THREADS"
+	echo "blk_threads	$BLK_THREADS"
 } > "$OUT/env.tsv"
 
 # Room for tens of thousands of threads.
@@ -410,6 +415,26 @@ if [[ " $SECTIONS " == *" cfi "* ]]; then
 	wait $cfi_p1 $cfi_p2 $cfi_p3 2>/dev/null
 	rm -f /tmp/cfi.fifo
 	sleepers_stop
+fi
+
+# ---------------------------------------------------------------- blockers
+# The cost of naming lock holders: BLK_THREADS threads wait for a mutex the
+# main thread holds; the same ticks with blockers=1 and blockers=0, warm
+# (the waiters are cache hits, their lock is read again every tick) and
+# cold (thread_cache=0).
+if [[ " $SECTIONS " == *" blockers "* ]]; then
+	log "blockers: $BLK_THREADS threads waiting for one mutex"
+	if sleepers_start "$BLK_THREADS" lock; then
+		sleep 2
+		for mode in on off; do
+			b=$([ $mode = on ] && echo 1 || echo 0)
+			log "blockers: warm ticks, blockers=$b"
+			tick_window "blk-warm-$mode" "$TICKS_WARM" blockers=$b
+			log "blockers: cold ticks, blockers=$b"
+			tick_window "blk-cold-$mode" "$TICKS_COLD" thread_cache=0 blockers=$b
+		done
+		sleepers_stop
+	fi
 fi
 
 # ---------------------------------------------------------------- read

@@ -371,6 +371,27 @@ class Bench:
             }
         return res
 
+    # ---- blockers
+    def blockers(self):
+        res = {'threads': int(self.env.get('blk_threads', 0) or 0)}
+        for temp in ('warm', 'cold'):
+            for mode in ('on', 'off'):
+                d = self.delta('blk-%s-%s' % (temp, mode))
+                if not d or not d.get('threads_visited') or not d.get('ticks'):
+                    res[temp + '-' + mode] = None
+                    continue
+                res[temp + '-' + mode] = {
+                    'ticks': d['ticks'], 'visited': d['threads_visited'],
+                    'tick': d['tick_ns_total'] / d['ticks'],
+                    'cpu_tick': d['sampler_cpu_ns'] / d['ticks'],
+                    'looked': d.get('blocker_looked', 0),
+                    'found': d.get('blocker_found', 0),
+                    'blk_ns': d.get('blocker_ns_total', 0),
+                }
+        if all(res.get(k) is None for k in ('warm-on', 'warm-off', 'cold-on', 'cold-off')):
+            return None
+        return res
+
     def profile(self, label, kind, limit=14):
         path = self.r('%s.profile-%s' % (label, kind))
         lines = []
@@ -408,12 +429,13 @@ def main():
                 return [clean(x) for x in o]
             return o
         json.dump(clean({'env': b.env, 'host': b.host, 'tick': tick, 'pipe': pipe,
-                         'read': read, 'cfi': b.cfi()}), sys.stdout, indent=1, default=str)
+                         'read': read, 'cfi': b.cfi(), 'blockers': b.blockers()}),
+                  sys.stdout, indent=1, default=str)
         return
-    write_md(b, tick, pipe, read, rawdir, b.cfi())
+    write_md(b, tick, pipe, read, rawdir, b.cfi(), b.blockers())
 
 
-def write_md(b, tick, pipe, read, rawdir, cfi=None):
+def write_md(b, tick, pipe, read, rawdir, cfi=None, blk=None):
     env, host = b.env, b.host
     w = sys.stdout.write
     quick = env.get('quick') == '1'
@@ -730,6 +752,38 @@ def write_md(b, tick, pipe, read, rawdir, cfi=None):
               % (fmt_x(cfi['on']['wall'] / max(cfi['off']['wall'], 1)),
                  cfi['on']['frames_per_walk'] / max(cfi['off']['frames_per_walk'], 0.01)))
         w('\n')
+
+    # ---- f. blocker attribution
+    if blk:
+        w('## f. Naming lock holders (blocker attribution)\n\n')
+        w('%s threads wait in `pthread_mutex_lock()` for one mutex the main thread\n'
+          'holds (`offsample-sleepers -m lock`); the same process is sampled with\n'
+          '`blockers=1` (each waiter\'s lock words read and its holder looked up at\n'
+          'every tick, cache hits included) and `blockers=0`, warm (thread cache on:\n'
+          'the waiters are unchanged) and cold (`thread_cache=0`).  Time per tick\n'
+          'from the module\'s counters; `blocker_ns_total` is the time inside the\n'
+          'lookups alone.\n\n' % fmt_int(blk['threads']))
+        w('| ticks | blockers | threads visited / tick | tick wall | sampler CPU / tick | holders looked up / found | time in lookups, per lock-waiting thread |\n'
+          '|---|---|---:|---:|---:|---:|---:|\n')
+        for temp in ('warm', 'cold'):
+            for mode in ('on', 'off'):
+                m = blk.get(temp + '-' + mode)
+                if not m:
+                    continue
+                per = m['blk_ns'] / m['looked'] if m['looked'] else 0
+                w('| %s | %s | %s | %s | %s | %s / %s | %s |\n'
+                  % (temp, '1' if mode == 'on' else '0',
+                     fmt_int(m['visited'] / m['ticks']), fmt_ns(m['tick']), fmt_ns(m['cpu_tick']),
+                     fmt_int(m['looked']), fmt_int(m['found']),
+                     fmt_ns(per) if m['looked'] else '-'))
+        for temp in ('warm', 'cold'):
+            on, off = blk.get(temp + '-on'), blk.get(temp + '-off')
+            if on and off and blk['threads']:
+                w('\n%s: the tick costs %s with `blockers=1`; the difference per\n'
+                  'lock-waiting thread is %s.'
+                  % (temp.capitalize(), fmt_x(on['tick'] / max(off['tick'], 1)),
+                     fmt_ns((on['tick'] - off['tick']) / blk['threads'])))
+        w('\n\n')
 
     # ---- profiles
     w('## Where the time goes\n\n')

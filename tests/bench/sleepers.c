@@ -2,7 +2,7 @@
 /*
  * offsample-sleepers - many threads that block and never run again.
  *
- *   offsample-sleepers [-n THREADS] [-m same|distinct] [-k KINDS] [-s STACK_KB]
+ *   offsample-sleepers [-n THREADS] [-m same|distinct|lock] [-k KINDS] [-s STACK_KB]
  *
  * Benchmark load for tests/bench: up to hundreds of thousands of threads
  * (small stacks, 64 KiB by default), each blocked for good once started,
@@ -16,6 +16,9 @@
  *                distinct stack records) and there are KINDS different
  *                kernel stacks (nanosleep, futex, pipe read, poll,
  *                epoll_wait, select, pause, sigwaitinfo)
+ *   -m lock      every thread waits in pthread_mutex_lock() for a mutex the
+ *                main thread holds for good (blocker attribution: one
+ *                lock-waiting thread per thread, all naming the same holder)
  *
  * Prints "ready N" on stdout once every thread is about to block, then
  * waits for SIGTERM/SIGINT and exits (which ends every thread).  The
@@ -42,6 +45,8 @@
 #define NKINDS		8
 
 static int distinct;
+static int lockwait;
+static pthread_mutex_t held_mutex = PTHREAD_MUTEX_INITIALIZER;
 static int kinds = NKINDS;
 static int pipefd[2];
 static int epfd;
@@ -125,7 +130,10 @@ static void *thread_main(void *arg)
 {
 	unsigned long i = (unsigned long)arg;
 
-	if (distinct)
+	if (lockwait) {
+		__atomic_add_fetch(&started, 1, __ATOMIC_SEQ_CST);
+		pthread_mutex_lock(&held_mutex);	/* never returns */
+	} else if (distinct)
 		descend((unsigned int)i, CODE_BITS, (int)(i % kinds));
 	else
 		block_forever(0);
@@ -156,6 +164,8 @@ int main(int argc, char **argv)
 		case 'm':
 			if (!strcmp(optarg, "distinct"))
 				distinct = 1;
+			else if (!strcmp(optarg, "lock"))
+				lockwait = 1;
 			else if (strcmp(optarg, "same"))
 				goto usage;
 			break;
@@ -193,6 +203,7 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 
+	pthread_mutex_lock(&held_mutex);	/* held by main for good (-m lock) */
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, stack_kb * 1024);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
@@ -216,6 +227,6 @@ int main(int argc, char **argv)
 	for (;;)
 		pause();
 usage:
-	fprintf(stderr, "usage: offsample-sleepers [-n THREADS] [-m same|distinct] [-k KINDS] [-s STACK_KB]\n");
+	fprintf(stderr, "usage: offsample-sleepers [-n THREADS] [-m same|distinct|lock] [-k KINDS] [-s STACK_KB]\n");
 	return 2;
 }

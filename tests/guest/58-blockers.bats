@@ -80,6 +80,11 @@ rec() {
 	assert_output --partial 'blk_hold_and_sleep+'
 }
 
+@test "a timed mutex wait (pthread_mutex_timedlock) names its holder too" {
+	run -0 edge blk-timed-w
+	assert_output --regexp "^mutex $(tid_of blk-chain-c) sampled [0-9]+ [0-9]+\$"
+}
+
 @test "PI mutex, robust mutex and rwlock held for writing: the owner from the lock word" {
 	run -0 edge blk-pi-wait
 	assert_output --regexp "^pi $(tid_of blk-pi-hold) sampled [0-9]+ [0-9]+\$"
@@ -164,6 +169,24 @@ rec() {
 	run -1 grep '^# blocker: ' "$f"
 	run -0 "$OFFS" blockers "$f"
 	assert_line 'No waiter -> holder edges in the input.'
+}
+
+@test "a rewound stacks file starts a new pass: records added meanwhile are listed" {
+	cp /bin/sleep "$BATS_TEST_TMPDIR/blkrewind"
+	run -0 perl -e '
+		open(my $f, "<", "/proc/offsample/stacks") or die "open: $!";
+		my @a = <$f>;
+		system("$ARGV[0] 30 >/dev/null 2>&1 &");
+		sleep 2;
+		seek($f, 0, 0) or die "seek: $!";
+		my @b = <$f>;
+		my $n = grep { !/^#/ } @b;
+		my ($h) = map { /^# records: (\d+)/ ? $1 : () } @b;
+		printf "first=%d second=%d has=%d\n", scalar(grep { !/^#/ } @a), $n,
+			scalar(grep { /\tblkrewind\t/ } @b);' "$BATS_TEST_TMPDIR/blkrewind"
+	pkill -x blkrewind || true
+	echo "$output"
+	assert_output --regexp '^first=[0-9]+ second=[0-9]+ has=[1-9]$'
 }
 
 @test "group= reader: edges without the lock address" {

@@ -5,6 +5,7 @@
  *
  *   blk-chain-a waits for m1, held by blk-chain-b, which waits for m2,
  *               held by blk-chain-c, which sleeps (a chain of two mutexes)
+ *   blk-timed-w waits for m2 too, in pthread_mutex_timedlock()
  *   blk-pi-wait waits for a PTHREAD_PRIO_INHERIT mutex blk-pi-hold holds
  *   blk-rd-wait, blk-wr-wait wait for an rwlock blk-rw-hold holds for writing
  *   blk-rb-wait waits for a robust mutex blk-rb-hold holds
@@ -79,6 +80,18 @@ static void *chain_a(void *arg)
 	(void)arg;
 	say("blk-chain-a");
 	pthread_mutex_lock(&m1);	/* waits for blk-chain-b */
+	return NULL;
+}
+
+static void *timed_wait(void *arg)
+{
+	struct timespec far;
+
+	(void)arg;
+	say("blk-timed-w");
+	clock_gettime(CLOCK_REALTIME, &far);
+	far.tv_sec += 86400;
+	pthread_mutex_timedlock(&m2, &far);	/* waits for blk-chain-c */
 	return NULL;
 }
 
@@ -206,6 +219,7 @@ int main(void)
 	start(chain_c, NULL, 1);
 	start(chain_b, NULL, 1);
 	start(chain_a, NULL, 0);
+	start(timed_wait, NULL, 0);
 	start(hold, &mpi, 1);
 	start(wait_for, &mpi, 0);
 	start(hold, &mrb, 1);
