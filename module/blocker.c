@@ -27,8 +27,9 @@
  *
  * and every field read must agree (lock word still held, known __kind
  * bits, the owner a live thread of the waiter's process; for
- * process-shared and PI locks, of the waiter's pid namespace).  When they do not, the holder is unknown and nothing is
- * recorded: a holder is never guessed.  An owner id that validates but
+ * process-shared and PI locks, of the waiter's pid namespace).  When
+ * they do not, the holder is unknown and nothing is recorded: a holder is
+ * never guessed.  An owner id that validates but
  * names no thread any more (the owner exited holding a mutex) is recorded
  * as gone.  Kernel mutexes and rw_semaphores are not followed: a module
  * cannot see which one a task waits on without CONFIG_DEBUG_MUTEXES
