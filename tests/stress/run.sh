@@ -76,9 +76,18 @@ run_one() {
 	mkdir -p "$out"
 	say "== $name: guest ($what), $(date -u +%H:%M:%SZ)"
 	start=$(date +%s)
-	"$runner" "$@" "$karg" "$out" -- env ${core_tmo:+BATS_TEST_TIMEOUT=$core_tmo} \
-		tests/stress/guest.sh "$what" "$out"
-	rc=$?
+	local boots=0
+	while :; do
+		"$runner" "$@" "$karg" "$out" -- env ${core_tmo:+BATS_TEST_TIMEOUT=$core_tmo} \
+			tests/stress/guest.sh "$what" "$out"
+		rc=$?
+		# The kernel's own boot splat (guest.sh): boot again, twice at most.
+		[ "$rc" = 3 ] && [ -f "$out/boot-splat.txt" ] && [ $boots -lt 2 ] || break
+		boots=$((boots + 1))
+		say "   $name: the kernel reported a problem while booting (not ours, before any test):" \
+			"$(grep -m1 -E "$SPLAT_RE" "$out/boot-splat.txt"); booting again"
+		mv "$out/boot-splat.txt" "$out/boot-splat-$boots.txt"
+	done
 	say "   $name: exit $rc after $(( $(date +%s) - start ))s"
 	if [ -d "$out/core" ]; then
 		say "   core suites:   $(tap_counts "$out/core/guest.tap")"
@@ -125,7 +134,9 @@ debug)
 		{ cat "$RES/build-debug.log"; say "FAILED: module build against $tree"; exit 1; }
 	k=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' "$tree/include/generated/utsrelease.h")
 	core_tmo=6000	# ten times the usual: the suites run 5 times slower
-	run_one "debug-$k" tests/vm/run-guest.sh "$tree" "$parts" --timeout 21600 --memory 3G
+	# kasan_multi_shot: every KASAN report is printed, not only the first.
+	run_one "debug-$k" tests/vm/run-guest.sh "$tree" "$parts" --timeout 21600 --memory 3G \
+		--append kasan_multi_shot
 	;;
 esac
 

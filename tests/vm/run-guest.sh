@@ -11,13 +11,16 @@
 # not boot or timed out.
 #
 # Options: --cpus N (2)  --memory SIZE (2G)  --timeout SECONDS (1500)
+#          --append "KERNEL ARGS" (extra kernel command line)
 set -u
 
 cpus=2
 memory=2G
 timeout=1500
+append=()
 while [ $# -gt 0 ]; do
 	case "$1" in
+	--append) append+=(--append "$2"); shift 2 ;;
 	--cpus) cpus=$2; shift 2 ;;
 	--memory) memory=$2; shift 2 ;;
 	--timeout) timeout=$2; shift 2 ;;
@@ -72,7 +75,7 @@ rm -f "$out/guest.rc"
 # KVM does not work on these machines (nested virtualisation hangs): TCG.
 timeout --kill-after=30 "$timeout" \
 	vng --run "$kernel" --disable-kvm --cpus "$cpus" --memory "$memory" \
-	--force-9p --rwdir "$out" --exec "$out/guest-cmd.sh" \
+	--force-9p --rwdir "$out" ${append[@]+"${append[@]}"} --exec "$out/guest-cmd.sh" \
 	</dev/null >"$out/console.log" 2>&1
 vrc=$?
 if [ ! -f "$out/guest.rc" ]; then
