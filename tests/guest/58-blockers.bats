@@ -115,6 +115,18 @@ rec() {
 	assert_output lock
 }
 
+@test "a wait on a word whose page was unmapped: the failed read is counted, nothing else" {
+	local ticks
+	ticks=$(hdr_get ticks "$BATS_FILE_TMPDIR/blk.stacks")
+	run -0 edge blk-unmapped
+	assert_output ''
+	# Every tick of the generation read that word and failed.
+	run -0 awk '$1 == "blocker_read_failed" { print $2 }' "$BATS_FILE_TMPDIR/stats"
+	[ "$output" -ge "$ticks" ]
+	run -0 awk -F'\t' -v t="$(tid_of blk-unmapped)" '!/^#/ && $5 == t { print $2 }' "$BATS_FILE_TMPDIR/blk.stacks"
+	assert_output lock
+}
+
 @test "every edge names records of its generation; the header counts them" {
 	local n e
 	n=$(hdr_get records "$BATS_FILE_TMPDIR/blk.stacks")

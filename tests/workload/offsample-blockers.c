@@ -14,6 +14,9 @@
  *   blk-junk2, blk-junk3 wait with raw futex() calls inside memory filled
  *               with garbage, shaped like a locked mutex (value 2) and a
  *               write-locked rwlock (value 3): no holder may be reported
+ *   blk-unmapped waits on a lock-shaped word in a page that is unmapped
+ *               while it waits (the futex wait goes on): the module's read
+ *               fails, is counted, and nothing else happens
  *
  * Prints "NAME TID" for every thread, then "ready" when all waiters are
  * blocked (as far as a sleep can tell), and waits until killed.
@@ -27,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -179,6 +183,15 @@ static void *junk_wait(void *arg)
 	return NULL;
 }
 
+static void *unmapped_wait(void *arg)
+{
+	uint32_t *w = arg;
+
+	say("blk-unmapped");
+	syscall(SYS_futex, w, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
+	return NULL;
+}
+
 static void start(void *(*fn)(void *), void *arg, int wait_held)
 {
 	pthread_t t;
@@ -198,6 +211,7 @@ static void start(void *(*fn)(void *), void *arg, int wait_held)
 int main(void)
 {
 	pthread_mutexattr_t a;
+	uint32_t *page;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	sem_init(&held, 0, 0);
@@ -233,7 +247,14 @@ int main(void)
 	start(wait_for, &mgone, 0);
 	start(junk_wait, (void *)2L, 0);
 	start(junk_wait, (void *)3L, 0);
+	page = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (page == MAP_FAILED)
+		return 1;
+	*page = 2;
+	start(unmapped_wait, page, 0);
 	sleep(3);			/* the waiters are blocked by now */
+	munmap(page, 4096);		/* blk-unmapped keeps waiting */
 	printf("ready\n");
 	for (;;)
 		pause();
