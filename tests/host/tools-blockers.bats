@@ -89,3 +89,15 @@ setup() {
 	diff <(grep '^# blocker: ' "$BFIX") <(grep '^# blocker: ' "$T/s.stacks")
 	diff <(grep -v '^#' "$BFIX" | cut -f1-8) <(grep -v '^#' "$T/s.stacks" | cut -f1-8)
 }
+
+@test "record -p's filter (offsample-lib.pl filter --pids) renumbers the edges too" {
+	OFFSAMPLE_PROG='offsample record' perl "$ROOT/tools/lib/offsample-lib.pl" filter --pids 360 < "$BFIX" > "$T/p.stacks"
+	assert_equal "$(sed -n 's/^# records: //p' "$T/p.stacks")" 16
+	assert_equal "$(sed -n 's/^# blockers: //p' "$T/p.stacks")" 9
+	# The same pairs, the same holders' records, as from the whole drain.
+	diff <("$OFFS" blockers --no-symbolize "$BFIX" | grep '^samples=') \
+		<("$OFFS" blockers --no-symbolize "$T/p.stacks" | grep '^samples=')
+	OFFSAMPLE_PROG='offsample record' perl "$ROOT/tools/lib/offsample-lib.pl" filter --pids 1 < "$BFIX" > "$T/1.stacks"
+	run -1 grep '^# blocker: ' "$T/1.stacks"
+	assert_equal "$(sed -n 's/^# blockers: //p' "$T/1.stacks")" 0
+}

@@ -155,11 +155,16 @@ sub cmd_filter {
 	if ($filter) {
 		$keep{$_} = 1 for grep { /^\d+\z/ } split /[\s,]+/, $o{pids};
 	}
-	my (@hdr, @recs);
+	my (@hdr, @recs, @edges, %newid);
 	my %col;
 	@col{@V1} = (0 .. $#V1);
 	my ($nrec, $nsamp, $allrec, $allsamp) = (0, 0, 0, 0);
 	while (my $line = <STDIN>) {
+		# Edges name records by position: renumbered below, after them.
+		if ($line =~ /^# blocker: /) {
+			push @edges, $line;
+			next;
+		}
 		if ($line =~ /^#/) {
 			if ($line =~ /^# columns:\s*(.*?)\s*$/) {
 				%col = ();
@@ -178,16 +183,36 @@ sub cmd_filter {
 			next unless $keep{$pid};
 		}
 		$nrec++;
+		$newid{$allrec} = $nrec;
 		$nsamp += $c if $c =~ /^\d+$/;
 		push @recs, $line;
 	}
 	fail(1, "drain output is empty") unless @hdr && $hdr[0] =~ /^# offsample stacks v\d+/;
 	my @add = map { "# $_\n" } @{$o{header} // []};
 	if ($filter) {
+		# An edge stays if its waiter's record did; a holder's record
+		# that went becomes "hrec=-".
+		my @kept;
+		for my $e (@edges) {
+			(my $l = $e) =~ s/\r?\n\z//;
+			my @f = split /\t/, $l, -1;
+			my $keep = 0;
+			for (@f) {
+				if (/^wrec=(\d+)\z/) {
+					$keep = defined $newid{$1};
+					$_ = "wrec=$newid{$1}" if $keep;
+				} elsif (/^hrec=(\d+)\z/) {
+					$_ = defined $newid{$1} ? "hrec=$newid{$1}" : 'hrec=-';
+				}
+			}
+			push @kept, join("\t", @f) . "\n" if $keep;
+		}
+		@edges = @kept;
 		push @add, "# unfiltered-samples: $allsamp\n", "# unfiltered-records: $allrec\n";
 		for (@hdr) {
 			s/^# samples: .*/# samples: $nsamp/;
 			s/^# records: .*/# records: $nrec/;
+			s/^# blockers: .*/# blockers: @{[scalar @edges]}/;
 		}
 	}
 	my $at = @hdr;
@@ -195,7 +220,7 @@ sub cmd_filter {
 		if ($hdr[$i] =~ /^# columns:/) { $at = $i; last; }
 	}
 	splice @hdr, $at, 0, @add;
-	print @hdr, @recs or fail(1, "write error: " . lc "$!");
+	print @hdr, @recs, @edges or fail(1, "write error: " . lc "$!");
 	close STDOUT or fail(1, "write error: " . lc "$!");
 	return 0;
 }
