@@ -215,14 +215,19 @@ static NOINLINE void old_leader_wait(void)
 
 static int do_exec(void)
 {
-	struct timespec ts = { 0, 1000 };
+	struct timespec ts = { 0, 50000 };
 	pthread_t th;
 	int i;
 
 	name("oss-execl");
 	leader_tid = gettid_();
-	/* A count the new program can reach from below. */
-	for (i = 0; i < 600; i++)
+	/*
+	 * A count the new program can reach from below: above what the
+	 * execing thread gathers while it waits for two ticks (about 520 on
+	 * the debug kernel, 2026-11-25, when this was 600 sleeps of 1 us,
+	 * some of which did not even switch).  50 us sleeps always block.
+	 */
+	for (i = 0; i < 100000 && ncsw_of(leader_tid) < 3000; i++)
 		nanosleep(&ts, NULL);
 	printf("leader %d ncsw %ld\n", leader_tid, ncsw_of(leader_tid) + 1);
 	fflush(stdout);
