@@ -12,7 +12,7 @@ use strict;
 use warnings;
 use Exporter qw(import);
 
-our @EXPORT_OK = qw(parse kfunc ufunc frames @V1 fail fail_on_die);
+our @EXPORT_OK = qw(parse kfunc ufunc frames renumber_edge @V1 fail fail_on_die);
 
 # ---------------------------------------------------------------- errors
 
@@ -115,6 +115,26 @@ sub parse {
 		close $fh if $file ne '-';
 	}
 	return { gens => \@gens, recs => \@recs, bad => $bad };
+}
+
+# renumber_edge(LINE, \%NEWID): a "# blocker:" line for a file whose
+# records were filtered (NEWID: old record id -> new id, for the records
+# kept).  Returns the line with wrec/hrec renumbered, a dropped holder
+# record as "hrec=-"; undef when the waiter's record was dropped.
+sub renumber_edge {
+	my ($line, $newid) = @_;
+	(my $l = $line) =~ s/\r?\n\z//;
+	my @f = split /\t/, $l, -1;
+	my $keep = 0;
+	for (@f) {
+		if (/^wrec=(\d+)\z/) {
+			$keep = defined $newid->{$1};
+			$_ = "wrec=$newid->{$1}" if $keep;
+		} elsif (/^hrec=(\d+)\z/) {
+			$_ = defined $newid->{$1} ? "hrec=$newid->{$1}" : 'hrec=-';
+		}
+	}
+	return $keep ? join("\t", @f) . "\n" : undef;
 }
 
 # "func+0x6d/0x150 [mod]" -> "func [mod]" (or unchanged with offsets).

@@ -18,7 +18,7 @@ use Getopt::Long qw(GetOptionsFromArray :config no_ignore_case bundling no_auto_
 use POSIX qw(strftime floor);
 use FindBin;
 use lib $FindBin::RealBin;
-use OffsampleStacks qw(parse kfunc ufunc frames @V1 fail fail_on_die);
+use OffsampleStacks qw(parse kfunc ufunc frames renumber_edge @V1 fail fail_on_die);
 use OffsampleText qw(getopts @REASONS letter rank tag pct utc uniq_join summary secs);
 use OffsampleReport qw(cmd_report);
 use OffsampleBlockers qw(cmd_blockers);
@@ -192,22 +192,7 @@ sub cmd_filter {
 	if ($filter) {
 		# An edge stays if its waiter's record did; a holder's record
 		# that went becomes "hrec=-".
-		my @kept;
-		for my $e (@edges) {
-			(my $l = $e) =~ s/\r?\n\z//;
-			my @f = split /\t/, $l, -1;
-			my $keep = 0;
-			for (@f) {
-				if (/^wrec=(\d+)\z/) {
-					$keep = defined $newid{$1};
-					$_ = "wrec=$newid{$1}" if $keep;
-				} elsif (/^hrec=(\d+)\z/) {
-					$_ = defined $newid{$1} ? "hrec=$newid{$1}" : 'hrec=-';
-				}
-			}
-			push @kept, join("\t", @f) . "\n" if $keep;
-		}
-		@edges = @kept;
+		@edges = grep { defined } map { renumber_edge($_, \%newid) } @edges;
 		push @add, "# unfiltered-samples: $allsamp\n", "# unfiltered-records: $allrec\n";
 		for (@hdr) {
 			s/^# samples: .*/# samples: $nsamp/;

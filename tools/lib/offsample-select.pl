@@ -31,7 +31,7 @@ use warnings;
 use Getopt::Long qw(GetOptionsFromArray :config no_ignore_case no_auto_abbrev);
 use FindBin;
 use lib $FindBin::RealBin;
-use OffsampleStacks qw(@V1 fail fail_on_die);
+use OffsampleStacks qw(renumber_edge @V1 fail fail_on_die);
 
 fail_on_die($ENV{OFFSAMPLE_PROG} || 'offsample');
 
@@ -165,20 +165,9 @@ REC:	while (my $line = <$fh>) {
 		if ($line =~ /^# blocker: /) {
 			# An edge names records by id (their position): renumber,
 			# and keep it only if its waiter's record was kept.
-			my $id = $g->{newid} // {};
-			(my $l = $line) =~ s/\r?\n\z//;
-			my @f = split /\t/, $l, -1;
-			my $keep = 0;
-			for (@f) {
-				if (/^wrec=(\d+)\z/) {
-					$keep = defined $id->{$1};
-					$_ = "wrec=$id->{$1}" if $keep;
-				} elsif (/^hrec=(\d+)\z/) {
-					$_ = defined $id->{$1} ? "hrec=$id->{$1}" : 'hrec=-';
-				}
-			}
-			if ($keep) {
-				push @{$g->{lines}}, join("\t", @f) . "\n";
+			my $e = renumber_edge($line, $g->{newid} // {});
+			if (defined $e) {
+				push @{$g->{lines}}, $e;
 				$g->{nedge}++;
 			}
 			next;
