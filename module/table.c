@@ -637,6 +637,33 @@ counted:
 }
 
 /*
+ * Entry number pos of an append-only generation list (records or edges),
+ * from the reader's cursor cur (at position curpos, or NULL) when pos is
+ * it or the next one, else walked from the start, letting go of the lock
+ * every OFFS_LOCK_BATCH entries.  head if there is none.  offs_table_lock
+ * held.
+ */
+static struct list_head *offs_list_seek(struct list_head *head,
+					struct list_head *cur, loff_t curpos,
+					loff_t pos)
+{
+	struct list_head *p;
+	loff_t i;
+
+	if (cur && pos == curpos)
+		return cur;
+	if (cur && pos == curpos + 1)
+		return cur->next;
+	p = head->next;
+	for (i = 0; i < pos && p != head; i++) {
+		p = p->next;
+		if ((i + 1) % OFFS_LOCK_BATCH == 0)
+			offs_table_relax();
+	}
+	return p;
+}
+
+/*
  * Reader side: copy edge number pos (0-based, insertion order) of it->gen
  * into *out, with the ids of the records it points at.  it->edge caches
  * the position, as offs_gen_iter_seek() does for records.
@@ -647,21 +674,10 @@ bool offs_gen_edge_seek(struct offs_gen_iter *it, loff_t pos,
 	struct offs_gen *gen = it->gen;
 	struct list_head *p;
 	struct offs_edge *e;
-	loff_t i;
 
 	mutex_lock(&offs_table_lock);
-	if (it->edge && pos == it->epos) {
-		p = &it->edge->list;
-	} else if (it->edge && pos == it->epos + 1) {
-		p = it->edge->list.next;
-	} else {
-		p = gen->edges.next;
-		for (i = 0; i < pos && p != &gen->edges; i++) {
-			p = p->next;
-			if ((i + 1) % OFFS_LOCK_BATCH == 0)
-				offs_table_relax();
-		}
-	}
+	p = offs_list_seek(&gen->edges, it->edge ? &it->edge->list : NULL,
+			   it->epos, pos);
 	if (p == &gen->edges) {
 		mutex_unlock(&offs_table_lock);
 		return false;
@@ -722,21 +738,10 @@ bool offs_gen_iter_seek(struct offs_gen_iter *it, loff_t pos)
 {
 	struct offs_gen *gen = it->gen;
 	struct list_head *p;
-	loff_t i;
 
 	mutex_lock(&offs_table_lock);
-	if (it->rec && pos == it->pos) {
-		p = &it->rec->list;
-	} else if (it->rec && pos == it->pos + 1) {
-		p = it->rec->list.next;
-	} else {
-		p = gen->recs.next;
-		for (i = 0; i < pos && p != &gen->recs; i++) {
-			p = p->next;
-			if ((i + 1) % OFFS_LOCK_BATCH == 0)
-				offs_table_relax();
-		}
-	}
+	p = offs_list_seek(&gen->recs, it->rec ? &it->rec->list : NULL,
+			   it->pos, pos);
 	if (p == &gen->recs) {
 		mutex_unlock(&offs_table_lock);
 		return false;
