@@ -262,14 +262,22 @@ stress_check_memory() {
 	fi
 }
 
-# Sample memory_bytes every second in the background; the maximum goes to
-# the file given.
+# Sample memory_bytes every second in the background; the maximum so far is
+# rewritten to the file given at each sample (tmp + rename), so the file is
+# complete whenever the watcher is killed.  No TERM trap: bash can run a
+# trap while it parses a $(...) of the loop and then fails with "unexpected
+# EOF while looking for matching )" (seen in CI, 2026-11-25), losing the
+# peak.
 stress_mem_watch_start() {
 	local out=$1
-	( m=0; trap 'echo $m > "$out"; exit 0' TERM
+	echo 0 > "$out"
+	( m=0
 	  while :; do
 		v=$(stat_get memory_bytes 2>/dev/null || echo 0)
-		[ "${v:-0}" -gt "$m" ] && m=$v
+		if [ "${v:-0}" -gt "$m" ]; then
+			m=$v
+			echo "$m" > "$out.tmp" && mv -f "$out.tmp" "$out"
+		fi
 		sleep 1
 	  done ) 3>&- &
 	MEMWATCH=$!
