@@ -61,7 +61,7 @@ $(BUILD)/%/offsample.ko: $(MODSRC) $(TOP)/VERSION $(TOP)/module/probe.sh $(wildc
 # The test workload: threads that wait in known ways (frame pointers kept).
 workload: $(BUILD)/offsample-workload $(BUILD)/offsample-ustack $(BUILD)/offsample-ustack-nofp \
 	$(BUILD)/offsample-withpid $(BUILD)/offsample-safety $(BUILD)/offsample-workload-nofp \
-	$(BUILD)/offsample-blockers
+	$(BUILD)/offsample-blockers $(BUILD)/offsample-oncpu
 $(BUILD)/offsample-workload: $(TOP)/tests/workload/offsample-workload.c
 	@mkdir -p $(BUILD)
 	$(CC) -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
@@ -89,6 +89,12 @@ $(BUILD)/offsample-safety: $(TOP)/tests/workload/offsample-safety.c
 
 # Threads waiting for locks others hold (tests/guest/58-blockers.bats).
 $(BUILD)/offsample-blockers: $(TOP)/tests/workload/offsample-blockers.c
+	@mkdir -p $(BUILD)
+	$(CC) -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
+		-fno-optimize-sibling-calls -Wall -Wextra -Werror -pthread -o $@ $<
+
+# Threads that run: on-CPU samples, criticality (tests/guest/59-oncpu.bats).
+$(BUILD)/offsample-oncpu: $(TOP)/tests/workload/offsample-oncpu.c
 	@mkdir -p $(BUILD)
 	$(CC) -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 		-fno-optimize-sibling-calls -Wall -Wextra -Werror -pthread -o $@ $<

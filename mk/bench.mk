@@ -14,7 +14,7 @@
 # Loop counts and sizes: BENCH_SIZES, BENCH_PROC_PASSES, BENCH_TICKS_COLD,
 # BENCH_TICKS_WARM, BENCH_PIPE_THREADS, BENCH_PIPE_LOOPS, BENCH_PIPE_ROUNDS,
 # BENCH_READ_SIZES, BENCH_READS, BENCH_CFI_THREADS, BENCH_BLK_THREADS,
-# BENCH_SECTIONS (tick pipe read cfi blockers; see tests/bench/bench-inner.sh).
+# BENCH_SECTIONS (tick pipe read cfi blockers oncpu; see tests/bench/bench-inner.sh).
 
 BENCH_BIN := $(BUILD)/bench
 

@@ -60,6 +60,8 @@ struct offs_snap_out {
 	struct offs_rec *rec;		/* counted here, or NULL */
 	pid_t tid, tgid;
 	bool running;
+	bool active;			/* running or waiting for a CPU */
+	bool visited;			/* sampled at this tick */
 };
 
 void offs_blk_fxwait(const struct offs_sample *s, struct offs_fxwait *fx);

@@ -41,6 +41,7 @@ const char * const offs_reason_names[OFFS_R_NR] = {
 	[OFFS_R_STOPPED] = "stopped",
 	[OFFS_R_IDLE] = "idle",
 	[OFFS_R_OTHER] = "other",
+	[OFFS_R_CPU] = "cpu",
 };
 
 /* Class code of one frame: a reason in the low nibble plus flags. */
@@ -360,6 +361,8 @@ enum offs_reason offs_reason_of(const struct offs_sample *s,
 {
 	enum offs_reason r;
 
+	if (s->oncpu)
+		return OFFS_R_CPU;
 	switch (s->state_ch) {
 	case 'T':
 	case 't':

@@ -36,6 +36,8 @@ unsigned int offs_key_fields;
 unsigned int offs_thread_cache = 65536;
 bool offs_user_stacks = true;
 bool offs_blockers = true;
+bool offs_oncpu = true;
+unsigned int offs_critical_pct = 50;
 unsigned int offs_max_user_depth = 32;
 unsigned int offs_max_retired = 4;
 unsigned int offs_threads_rate = 20000;
@@ -201,6 +203,10 @@ static struct offs_range_param offs_max_user_depth_range = {
 
 static struct offs_range_param offs_max_retired_range = {
 	&offs_max_retired, 1, OFFS_RETIRED_MAX, false,
+};
+
+static struct offs_range_param offs_critical_pct_range = {
+	&offs_critical_pct, 1, 100, false,
 };
 
 static struct offs_range_param offs_threads_rate_range = {
@@ -446,6 +452,10 @@ module_param_cb(cfi_cache_mb, &offs_cfi_cache_ops, &offs_cfi_cache_mb, 0644);
 MODULE_PARM_DESC(cfi_cache_mb, "MiB of compiled .eh_frame tables for user stacks without frame pointers, 0..1/16 of RAM (default 64, 0: frame pointers only)");
 module_param_cb(blockers, &offs_bool_ops, &offs_blockers, 0644);
 MODULE_PARM_DESC(blockers, "Name the holder of a user-space lock a sampled thread waits for (glibc mutex, rwlock, PI futex) and count waiter -> holder edges (default 1)");
+module_param_cb(oncpu, &offs_bool_ops, &offs_oncpu, 0644);
+MODULE_PARM_DESC(oncpu, "Also sample threads running on a CPU (reason cpu), with an IPI to their CPU (default 1)");
+module_param_cb(critical_pct, &offs_range_ops, &offs_critical_pct_range, 0644);
+MODULE_PARM_DESC(critical_pct, "A process is critical at a tick when at most this percentage of its threads are active, 1..100 (default 50)");
 /* Read-only once loaded: see offs_procfs_set_group(). */
 module_param_cb(group, &offs_group_ops, NULL, 0444);
 MODULE_PARM_DESC(group, "Numeric group id allowed to read /proc/offsample, set at load time (default: root only)");

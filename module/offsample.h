@@ -26,9 +26,9 @@
 #ifndef OFFS_VERSION
 #define OFFS_VERSION		"0.0.0-unknown"
 #endif
-#define OFFS_FORMAT_VERSION	2
+#define OFFS_FORMAT_VERSION	3
 
-/* Wait reasons, in output order.  New reasons are appended (e.g. cpu). */
+/* Reasons, in output order.  New reasons are appended. */
 enum offs_reason {
 	OFFS_R_IO,
 	OFFS_R_LOCK,
@@ -40,6 +40,7 @@ enum offs_reason {
 	OFFS_R_STOPPED,
 	OFFS_R_IDLE,
 	OFFS_R_OTHER,
+	OFFS_R_CPU,		/* running on a CPU (oncpu.c) */
 	OFFS_R_NR
 };
 
@@ -50,6 +51,7 @@ enum offs_pin {
 	OFFS_PIN_BLOCKED,	/* off-CPU and not runnable: stack captured */
 	OFFS_PIN_RUNQ,		/* runnable, waiting for a CPU: stack captured */
 	OFFS_PIN_ONCPU,		/* running on a CPU: no stack */
+	OFFS_PIN_CPU,		/* running: stacks captured on its CPU */
 	OFFS_PIN_EXITING,	/* dead, zombie, new or waking: skipped */
 	OFFS_PIN_RACED,		/* runnable and ran while being unwound */
 };
@@ -91,6 +93,7 @@ struct offs_sample {
 	bool blocked_raced;	/* looked blocked but ran while unwound */
 	bool degraded;		/* part of the capture failed: never cached */
 	bool user;		/* has user-mode registers (not a kernel worker) */
+	bool oncpu;		/* captured running, on its CPU (oncpu.c) */
 	long syscall;		/* syscall number, -1 for exceptions/kthreads */
 	unsigned long args[6];	/* syscall arguments */
 	unsigned long uip;	/* user registers at kernel entry */
@@ -135,6 +138,7 @@ struct offs_stack {
 	u32 hash;
 	u16 depth;
 	u16 truncated:1;
+	u16 pc_leaf:1;		/* ips[0] is an interrupted pc (oncpu.c) */
 	struct offs_frames_info info;
 	unsigned int refs;		/* under offs_table_lock */
 	unsigned long ips[];
@@ -161,6 +165,12 @@ struct offs_rec {
 	long syscall;
 	u64 cgid;
 	u64 count;
+	/*
+	 * GAPP criticality: the sum over this record's samples taken while
+	 * few of their process's threads were active, of 1 / (active
+	 * threads), in millionths (sampler.c, offs_table_critical()).
+	 */
+	u64 crit_micro;
 };
 
 /*
@@ -205,6 +215,8 @@ extern unsigned int offs_max_user_depth;
 extern unsigned int offs_max_retired;
 extern unsigned int offs_threads_rate;
 extern bool offs_blockers;
+extern bool offs_oncpu;
+extern unsigned int offs_critical_pct;
 
 /*
  * Bumped by every parameter write that changes what a capture contains
@@ -268,6 +280,10 @@ struct offs_stats {
 	u64 blk_raced;			/* ... waiter ran meanwhile */
 	u64 blk_dropped;		/* edges not stored (bounds) */
 	u64 blk_ns_total;		/* time spent on it */
+	u64 oncpu_sampled;		/* running threads captured on their CPU */
+	u64 oncpu_missed;		/* ... gone from the CPU when it looked */
+	u64 oncpu_ns_total;		/* time in those captures (IPI included) */
+	u64 critical_ticks;		/* (process, tick) pairs found critical */
 	atomic64_t sym_lookups;
 	atomic64_t sym_hits;
 	atomic64_t sym_flushes;
@@ -319,6 +335,12 @@ bool offs_task_ran(struct task_struct *t, unsigned long ncsw);
 enum offs_pin offs_pin_capture(struct task_struct *t, struct offs_sample *s,
 			       unsigned int max_depth);
 void offs_sample_names(struct task_struct *t, struct offs_sample *s);
+void offs_user_regs(struct task_struct *t, struct offs_sample *s);
+void offs_user_walk(struct task_struct *t, struct offs_sample *s);
+
+/* oncpu.c */
+enum offs_pin offs_oncpu_capture(struct task_struct *t, struct offs_sample *s,
+				 unsigned int max_depth);
 
 /* classify.c */
 int offs_classify_init(void);
@@ -336,6 +358,7 @@ int offs_symcache_init(void);
 void offs_symcache_exit(void);
 void offs_symcache_flush(void);
 int offs_sym_format(unsigned long addr, char *buf, size_t len);
+int offs_sym_format_pc(unsigned long addr, char *buf, size_t len);
 unsigned int offs_symcache_entries(void);
 
 /* procfs.c */

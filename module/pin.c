@@ -66,7 +66,7 @@ static char offs_state_char(struct task_struct *t, unsigned int state,
  * Kernel workers of a user process (io_uring, vhost) have an mm but no
  * user context.
  */
-static void offs_user_regs(struct task_struct *t, struct offs_sample *s)
+void offs_user_regs(struct task_struct *t, struct offs_sample *s)
 {
 	struct pt_regs *regs = task_pt_regs(t);
 
@@ -87,6 +87,27 @@ static unsigned int offs_max_udepth(void)
 {
 	return clamp(READ_ONCE(offs_max_user_depth), 1U,
 		     (unsigned int)OFFS_MAX_DEPTH_LIMIT);
+}
+
+/*
+ * Walk t's user stack from the registers s holds, in s->umm, which must be
+ * the address space the caller reads with copy_from_user_nofault(): the
+ * sampler's entered one (t pinned), or t's own (oncpu.c, t == current in
+ * an interrupt).  Nofault reads only: any context, IRQs off included.
+ */
+void offs_user_walk(struct task_struct *t, struct offs_sample *s)
+{
+	if (!s->user || !s->uips || !s->umm || READ_ONCE(t->mm) != s->umm)
+		return;
+	if (user_64bit_mode(task_pt_regs(t))) {
+		s->udepth = offs_umm_walk(s, s->uips, offs_max_udepth(),
+					  &s->utruncated, &s->ufault,
+					  &s->upending);
+	} else {
+		/* 32-bit code: frames of 4-byte words, the leaf only. */
+		s->uips[0] = s->uip;
+		s->udepth = 1;
+	}
 }
 
 /*
@@ -119,6 +140,7 @@ enum offs_pin offs_pin_capture(struct task_struct *t, struct offs_sample *s,
 	s->blocked_raced = false;
 	s->truncated = false;
 	s->user = false;
+	s->oncpu = false;
 	s->syscall = -1;
 	s->iowait = false;
 	s->state_ch = '?';
@@ -187,20 +209,9 @@ enum offs_pin offs_pin_capture(struct task_struct *t, struct offs_sample *s,
 		offs_user_regs(t, s);
 	/*
 	 * The user stack at the same instant, while the thread cannot run:
-	 * nofault reads only (page faults disabled, fine with IRQs off).
-	 * t->mm cannot change under us: exec needs the thread to run.
+	 * t->mm cannot change under us, exec needs the thread to run.
 	 */
-	if (s->user && s->uips && s->umm && READ_ONCE(t->mm) == s->umm) {
-		if (user_64bit_mode(task_pt_regs(t))) {
-			s->udepth = offs_umm_walk(s, s->uips, offs_max_udepth(),
-						  &s->utruncated, &s->ufault,
-						  &s->upending);
-		} else {
-			/* 32-bit code: frames of 4-byte words, the leaf only. */
-			s->uips[0] = s->uip;
-			s->udepth = 1;
-		}
-	}
+	offs_user_walk(t, s);
 
 	/*
 	 * Did it run while we walked its stack?  A run-queue waiter may; a

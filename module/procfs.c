@@ -405,7 +405,7 @@ static void offs_stacks_header(struct seq_file *m, struct offs_stacks_priv *p)
 	offs_seq_key_fields(m, READ_ONCE(offs_key_fields));
 	seq_putc(m, '\n');
 	seq_printf(m, "# view: %s\n", p->restricted ? "group" : "full");
-	seq_puts(m, "# columns: count reason state pid tid comm tname kstack ustack wobj cgroup\n");
+	seq_puts(m, "# columns: count reason state pid tid comm tname kstack ustack wobj cgroup critical\n");
 	/* The same set each time the header is printed (seq_file retries). */
 	p->files.used = 0;
 	if (p->files.size)
@@ -476,6 +476,7 @@ static int offs_stacks_show(struct seq_file *m, void *v)
 	struct offs_rec *rec;
 	struct offs_stack *st;
 	unsigned int i;
+	u64 crit;
 
 	if (v == SEQ_START_TOKEN) {
 		offs_stacks_header(m, p);
@@ -503,11 +504,15 @@ static int offs_stacks_show(struct seq_file *m, void *v)
 	for (i = 0; i < st->depth; i++) {
 		if (i)
 			seq_putc(m, ';');
-		offs_sym_format(st->ips[i], p->sym, sizeof(p->sym));
+		if (!i && st->pc_leaf)
+			offs_sym_format_pc(st->ips[i], p->sym, sizeof(p->sym));
+		else
+			offs_sym_format(st->ips[i], p->sym, sizeof(p->sym));
 		seq_puts(m, p->sym);
 	}
+	/* A thread running user code when sampled has no kernel frame. */
 	if (!st->depth)
-		seq_puts(m, "[unknown]");
+		seq_puts(m, rec->reason == OFFS_R_CPU ? "-" : "[unknown]");
 	if (st->truncated)
 		seq_puts(m, ";[truncated]");
 	seq_putc(m, '\t');
@@ -527,7 +532,10 @@ static int offs_stacks_show(struct seq_file *m, void *v)
 		p->cg_id = rec->cgid;
 	}
 	offs_seq_escaped(m, p->cg_path, sizeof(p->cg_path));
-	seq_putc(m, '\n');
+	/* v3: GAPP weight, thousandths (the sampler adds at tick end). */
+	crit = div_u64(READ_ONCE(rec->crit_micro) + 500, 1000);
+	seq_printf(m, "\t%llu.%03llu\n", div_u64(crit, 1000),
+		   crit - div_u64(crit, 1000) * 1000);
 	return 0;
 }
 
@@ -941,6 +949,12 @@ static int offs_stats_show(struct seq_file *m, void *v)
 	OFFS_SHOW("blocker_raced", READ_ONCE(st->blk_raced));
 	OFFS_SHOW("blocker_dropped", READ_ONCE(st->blk_dropped));
 	OFFS_SHOW("blocker_ns_total", READ_ONCE(st->blk_ns_total));
+	OFFS_SHOW("oncpu_sampling", READ_ONCE(offs_oncpu));
+	OFFS_SHOW("oncpu_sampled", READ_ONCE(st->oncpu_sampled));
+	OFFS_SHOW("oncpu_missed", READ_ONCE(st->oncpu_missed));
+	OFFS_SHOW("oncpu_ns_total", READ_ONCE(st->oncpu_ns_total));
+	OFFS_SHOW("critical_pct", READ_ONCE(offs_critical_pct));
+	OFFS_SHOW("critical_ticks", READ_ONCE(st->critical_ticks));
 	OFFS_SHOW("cpu_share_ppm", cpu_ppm);
 	OFFS_SHOW("sampler_cpu_ns", offs_sampler_cpu_ns());
 	OFFS_SHOW("snapshot_grow", READ_ONCE(st->snapshot_grow));

@@ -161,18 +161,37 @@ static void offs_visit(unsigned int idx, unsigned int max_depth,
 		s.umm = offs_umm_enter(t);
 		s.uips = offs_uips;
 	}
-	/* A thread that ran while unwound gets a second chance. */
-	for (attempt = 0; attempt < 2; attempt++) {
+	/*
+	 * A thread that ran while unwound, or left its CPU before that CPU
+	 * could capture it, gets another chance.
+	 */
+	for (attempt = 0; attempt < 3; attempt++) {
 		pin = offs_pin_capture(t, &s, max_depth);
 		if (s.blocked_raced)
 			OFFS_STAT_ADD(blocked_raced, 1);
+		/* No lock held here: the IPI waits for the other CPU. */
+		if (pin == OFFS_PIN_ONCPU && READ_ONCE(offs_oncpu))
+			pin = offs_oncpu_capture(t, &s, max_depth);
 		if (pin != OFFS_PIN_RACED)
 			break;
 	}
 	switch (pin) {
 	case OFFS_PIN_ONCPU:
+		/* Not sampled (oncpu=0 or missed), still active for GAPP. */
 		OFFS_STAT_ADD(oncpu, 1);
 		out->running = true;
+		out->active = true;
+		break;
+	case OFFS_PIN_CPU:
+		/* Running: never cached, no wait object, waits for no lock. */
+		OFFS_STAT_ADD(oncpu, 1);
+		out->running = true;
+		out->active = true;
+		offs_sample_names(t, &s);
+		if (s.user && s.uips)
+			s.ustack = offs_ustack_capture(&s);
+		offs_table_record(&s, NULL);
+		out->rec = s.rec;
 		break;
 	case OFFS_PIN_EXITING:
 		OFFS_STAT_ADD(exiting, 1);
@@ -204,6 +223,7 @@ static void offs_visit(unsigned int idx, unsigned int max_depth,
 			offs_table_record(&s, NULL);
 		}
 		out->rec = s.rec;
+		out->active = pin == OFFS_PIN_RUNQ;
 		/* A run-queue waiter was woken: it waits for no lock now. */
 		if (pin == OFFS_PIN_BLOCKED)
 			offs_blk_note(t, &s.fx, s.rec, idx, s.ncsw);
@@ -213,6 +233,51 @@ static void offs_visit(unsigned int idx, unsigned int max_depth,
 		offs_tc_invalidate(ent);
 	OFFS_STAT_ADD(cache_misses, 1);
 	OFFS_STAT_ADD(full_ns_total, local_clock() - t0);
+}
+
+/*
+ * GAPP's criticality (Zhou et al., "GAPP: A Fast Profiler for Detecting
+ * Serialization Bottlenecks", 2018), at the end of a tick.  The threads of
+ * a process come together in the snapshot (for_each_process_thread()).
+ * For a process with N threads sampled at this tick, A of them active
+ * (running or waiting for a CPU): when 0 < A and A <= N * critical_pct /
+ * 100, few threads carry the process, and each active thread's record
+ * gets 1/A (in millionths); a running thread that was not sampled
+ * (oncpu=0, or it left its CPU) counts in A but has no record.  Kernel
+ * threads and single-threaded processes are never critical at the default
+ * 50% (A <= N / 2 needs N >= 2).
+ */
+static void offs_critical_tick_end(unsigned int n)
+{
+	unsigned int pct = READ_ONCE(offs_critical_pct);
+	unsigned int i = 0, j, k, nthr, nact;
+	bool locked = false;
+	u64 w;
+
+	while (i < n) {
+		nthr = 0;
+		nact = 0;
+		for (j = i; j < n && offs_snap_out[j].tgid ==
+				offs_snap_out[i].tgid; j++) {
+			nthr += offs_snap_out[j].visited;
+			nact += offs_snap_out[j].active;
+		}
+		if (nact && nact * 100ULL <= (u64)nthr * pct) {
+			/* One hold for the whole tick, short additions. */
+			if (!locked) {
+				mutex_lock(&offs_table_lock);
+				locked = true;
+			}
+			w = div_u64(1000000, nact);
+			for (k = i; k < j; k++)
+				if (offs_snap_out[k].active && offs_snap_out[k].rec)
+					offs_snap_out[k].rec->crit_micro += w;
+			OFFS_STAT_ADD(critical_ticks, 1);
+		}
+		i = j;
+	}
+	if (locked)
+		mutex_unlock(&offs_table_lock);
 }
 
 static void offs_tick(void)
@@ -249,6 +314,7 @@ static void offs_tick(void)
 			OFFS_STAT_ADD(cgroup_skipped, 1);
 		} else {
 			OFFS_STAT_ADD(threads_visited, 1);
+			offs_snap_out[i].visited = true;
 			offs_visit(i, max_depth, config_seq);
 			/* An exited process's memory is not kept for the tick. */
 			offs_umm_end_if_orphaned();
@@ -259,6 +325,7 @@ static void offs_tick(void)
 			cond_resched();
 	}
 	offs_blk_tick_end(offs_snap, offs_snap_out, n);
+	offs_critical_tick_end(n);
 	offs_umm_end();
 	offs_root_leave();
 	offs_tc_sweep(false);

@@ -183,6 +183,23 @@ int offs_sym_format(unsigned long addr, char *buf, size_t len)
 	return n < 0 ? len - 1 : n;
 }
 
+/*
+ * The same for an instruction address (the leaf of an on-CPU stack, where
+ * the thread was interrupted): the symbol of addr itself (%pS), which
+ * %pB would miss when addr is a function's first byte.  Not cached: one
+ * per record, and the cache is keyed by return addresses.
+ */
+int offs_sym_format_pc(unsigned long addr, char *buf, size_t len)
+{
+	int n;
+
+	snprintf(buf, len, "%pS", (void *)addr);
+	if (!strncmp(buf, "0x", 2) || buf[0] == '\0')
+		strscpy(buf, "[unknown]", len);
+	n = strlen(buf);
+	return n;
+}
+
 unsigned int offs_symcache_entries(void)
 {
 	return READ_ONCE(offs_sym_main_n) + READ_ONCE(offs_sym_pend_n);

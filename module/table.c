@@ -79,9 +79,10 @@ static size_t offs_stack_size(unsigned int depth)
 }
 
 static u32 offs_stack_hash(const unsigned long *ips, unsigned int depth,
-			   bool truncated)
+			   bool truncated, bool pc_leaf)
 {
-	return jhash(ips, depth * sizeof(*ips), depth | (truncated << 16));
+	return jhash(ips, depth * sizeof(*ips),
+		     depth | (truncated << 16) | (pc_leaf << 17));
 }
 
 static struct offs_stack *offs_stack_get(const struct offs_sample *s, u32 hash)
@@ -94,7 +95,7 @@ static struct offs_stack *offs_stack_get(const struct offs_sample *s, u32 hash)
 	head = &offs_stack_buckets[hash & (offs_stack_nbuckets - 1)];
 	hlist_for_each_entry(st, head, node) {
 		if (st->hash == hash && st->depth == s->depth &&
-		    st->truncated == s->truncated &&
+		    st->truncated == s->truncated && st->pc_leaf == s->oncpu &&
 		    !memcmp(st->ips, s->ips, s->depth * sizeof(*s->ips))) {
 			st->refs++;
 			return st;
@@ -109,6 +110,7 @@ static struct offs_stack *offs_stack_get(const struct offs_sample *s, u32 hash)
 	st->hash = hash;
 	st->depth = s->depth;
 	st->truncated = s->truncated;
+	st->pc_leaf = s->oncpu;
 	st->refs = 1;
 	memcpy(st->ips, s->ips, s->depth * sizeof(*s->ips));
 	/* Frame names are looked up once per distinct stack, here. */
@@ -527,7 +529,7 @@ enum offs_reason offs_table_record(struct offs_sample *s,
 	struct offs_key key;
 	u32 shash;
 
-	shash = offs_stack_hash(s->ips, s->depth, s->truncated);
+	shash = offs_stack_hash(s->ips, s->depth, s->truncated, s->oncpu);
 	s->rec = NULL;
 
 	mutex_lock(&offs_table_lock);

@@ -24,11 +24,15 @@
 #   blockers  the cost of naming lock holders: threads waiting for a mutex
 #          the main thread holds, warm and cold ticks with blockers=1
 #          against blockers=0
+#   oncpu  the cost of sampling running threads: one spinning thread per
+#          CPU, warm ticks with oncpu=1 against oncpu=0 (time per capture,
+#          IPI included); then `perf bench sched pipe` alone and with the
+#          module at 19 Hz, oncpu=1 and oncpu=0, interleaved
 #   (memory: stats memory_bytes and /proc/meminfo around every load)
 #
 # Sizes and loop counts come from the environment (BENCH_*; defaults
 # below, smaller ones with BENCH_QUICK=1).  BENCH_SECTIONS selects
-# sections ("tick pipe read cfi blockers" by default).
+# sections ("tick pipe read cfi blockers oncpu" by default).
 set -u
 OUT=${1:?usage: bench-inner.sh OUTDIR}
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
@@ -54,7 +58,7 @@ else
 	d_pipe_threads=2000; d_pipe_loops=20000; d_pipe_rounds=7
 	d_read_sizes="100 10000"; d_reads=5; d_profile_secs=8
 fi
-SECTIONS=${BENCH_SECTIONS:-tick pipe read cfi blockers}
+SECTIONS=${BENCH_SECTIONS:-tick pipe read cfi blockers oncpu}
 BLK_THREADS=${BENCH_BLK_THREADS:-1000}
 CFI_THREADS=${BENCH_CFI_THREADS:-1000}
 SIZES=${BENCH_SIZES:-$d_sizes}
@@ -276,20 +280,23 @@ if [[ " $SECTIONS " == *" tick "* ]]; then
 fi
 
 # ---------------------------------------------------------------- pipe
-pipe_run() {	# ROUND CONFIG: one perf bench sched pipe, ops/s into pipe.tsv
+PIPE_TSV=$OUT/pipe.tsv
+pipe_run() {	# ROUND CONFIG: one perf bench sched pipe, ops/s into $PIPE_TSV
 	local round=$1 conf=$2 o
 	cmd pipe "taskset -c 0 perf bench sched pipe -l $PIPE_LOOPS"
 	o=$(taskset -c 0 perf bench sched pipe -l "$PIPE_LOOPS" 2>&1)
 	echo "$o" > "$R/pipe-$round-$conf.out"
 	printf '%s\t%s\t%s\t%s\n' "$round" "$conf" \
 		"$(echo "$o" | awk '/ops\/sec/ { print $1 }')" \
-		"$(echo "$o" | awk '/usecs\/op/ { print $1 }')" >> "$OUT/pipe.tsv"
+		"$(echo "$o" | awk '/usecs\/op/ { print $1 }')" >> "$PIPE_TSV"
 	log "pipe: round $round $conf: $(echo "$o" | awk '/ops\/sec/ { print $1 }') ops/s"
 }
 
-pipe_offsample() {	# ROUND HZ
-	local round=$1 hz=$2 conf=offsample$2
-	load hz="$hz" || return 1
+pipe_offsample() {	# ROUND HZ [CONF PARAMS...]
+	local round=$1 hz=$2 conf=${3:-offsample$2}
+	shift 2
+	[ $# = 0 ] || shift
+	load hz="$hz" "$@" || return 1
 	wait_ticks 3 300 || return 1
 	snap "pipe-$round-$conf.0"
 	sleep "$PIPE_IDLE_SECS"
@@ -435,6 +442,43 @@ if [[ " $SECTIONS " == *" blockers "* ]]; then
 		done
 		sleepers_stop
 	fi
+fi
+
+# ---------------------------------------------------------------- oncpu
+# The cost of sampling running threads (one IPI to the thread's CPU per
+# running thread per tick): one spinning shell loop per CPU, warm ticks
+# with oncpu=1 and oncpu=0; then the pipe benchmark (both processes on
+# CPU 0, one of them running at most ticks) alone and with the module at
+# 19 Hz, oncpu=1 and oncpu=0, interleaved.
+if [[ " $SECTIONS " == *" oncpu "* ]]; then
+	ncpu=$(nproc)
+	log "oncpu: $ncpu spinning threads"
+	cmd oncpu "bash -c 'while :; do :; done' (one per CPU)"
+	oc_pids=()
+	for i in $(seq 1 "$ncpu"); do
+		bash -c 'while :; do :; done' &
+		oc_pids+=($!)
+	done
+	sleep 1
+	for mode in on off; do
+		o=$([ $mode = on ] && echo 1 || echo 0)
+		log "oncpu: warm ticks, oncpu=$o"
+		tick_window "oncpu-warm-$mode" "$TICKS_WARM" oncpu=$o
+	done
+	kill "${oc_pids[@]}" 2>/dev/null
+	wait "${oc_pids[@]}" 2>/dev/null
+	log "oncpu: pipe, $PIPE_ROUNDS rounds"
+	PIPE_TSV=$OUT/oncpu-pipe.tsv
+	: > "$PIPE_TSV"
+	pipe_run 0 warmup
+	for r in $(seq 1 "$PIPE_ROUNDS"); do
+		pipe_run "$r" base
+		pipe_offsample "$r" 19 oncpu1 oncpu=1
+		pipe_run "$r" base
+		pipe_offsample "$r" 19 oncpu0 oncpu=0
+	done
+	pipe_run "$((PIPE_ROUNDS + 1))" base
+	PIPE_TSV=$OUT/pipe.tsv
 fi
 
 # ---------------------------------------------------------------- read

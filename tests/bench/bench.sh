@@ -106,8 +106,8 @@ fi
 
 # A run of some sections only does not replace the full report either.
 partial=0
-case " ${BENCH_SECTIONS:-tick pipe read cfi blockers} " in
-*" tick "*" pipe "*" read "*" cfi "*" blockers "*) ;;
+case " ${BENCH_SECTIONS:-tick pipe read cfi blockers oncpu} " in
+*" tick "*" pipe "*" read "*" cfi "*" blockers "*" oncpu "*) ;;
 *) partial=1 ;;
 esac
 if [ "$QUICK" = 1 ] || [ $partial = 1 ]; then

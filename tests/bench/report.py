@@ -225,8 +225,9 @@ class Bench:
         return res
 
     # ---- pipe
-    def pipe(self):
-        rows = read_rows(os.path.join(self.out, 'pipe.tsv'))
+    def pipe(self, name='pipe.tsv',
+             confs=('offsample19', 'offsample99', 'offcputime', 'perfrecord')):
+        rows = read_rows(os.path.join(self.out, name))
         runs = []
         for r in rows:
             try:
@@ -251,7 +252,7 @@ class Bench:
         res['aa_abs_med'] = med([abs(x) for x in aa])
         res['aa_range'] = (min(aa), max(aa)) if aa else None
         res['base_spread'] = ((max(base) - min(base)) / bmed * 100) if base and bmed else None
-        for conf in ('offsample19', 'offsample99', 'offcputime', 'perfrecord'):
+        for conf in confs:
             xs = [i for i, x in enumerate(seq) if x['conf'] == conf]
             if not xs:
                 continue
@@ -371,6 +372,27 @@ class Bench:
             }
         return res
 
+    # ---- oncpu
+    def oncpu(self):
+        res = {}
+        for mode in ('on', 'off'):
+            d = self.delta('oncpu-warm-%s' % mode)
+            if not d or not d.get('ticks'):
+                res[mode] = None
+                continue
+            res[mode] = {
+                'ticks': d['ticks'], 'visited': d['threads_visited'],
+                'tick': d['tick_ns_total'] / d['ticks'],
+                'cpu_tick': d['sampler_cpu_ns'] / d['ticks'],
+                'sampled': d.get('oncpu_sampled', 0),
+                'missed': d.get('oncpu_missed', 0),
+                'oncpu_ns': d.get('oncpu_ns_total', 0),
+            }
+        res['pipe'] = self.pipe('oncpu-pipe.tsv', ('oncpu1', 'oncpu0'))
+        if res['on'] is None and res['off'] is None and not res['pipe']:
+            return None
+        return res
+
     # ---- blockers
     def blockers(self):
         res = {'threads': int(self.env.get('blk_threads', 0) or 0)}
@@ -429,13 +451,14 @@ def main():
                 return [clean(x) for x in o]
             return o
         json.dump(clean({'env': b.env, 'host': b.host, 'tick': tick, 'pipe': pipe,
-                         'read': read, 'cfi': b.cfi(), 'blockers': b.blockers()}),
+                         'read': read, 'cfi': b.cfi(), 'blockers': b.blockers(),
+                         'oncpu': b.oncpu()}),
                   sys.stdout, indent=1, default=str)
         return
-    write_md(b, tick, pipe, read, rawdir, b.cfi(), b.blockers())
+    write_md(b, tick, pipe, read, rawdir, b.cfi(), b.blockers(), b.oncpu())
 
 
-def write_md(b, tick, pipe, read, rawdir, cfi=None, blk=None):
+def write_md(b, tick, pipe, read, rawdir, cfi=None, blk=None, onc=None):
     env, host = b.env, b.host
     w = sys.stdout.write
     quick = env.get('quick') == '1'
@@ -784,6 +807,47 @@ def write_md(b, tick, pipe, read, rawdir, cfi=None, blk=None):
                   % (temp.capitalize(), fmt_x(on['tick'] / max(off['tick'], 1)),
                      fmt_ns((on['tick'] - off['tick']) / blk['threads'])))
         w('\n\n')
+
+    # ---- g. on-CPU samples
+    if onc:
+        w('## g. Sampling running threads (oncpu)\n\n')
+        w('One spinning `bash` loop per CPU; warm ticks with `oncpu=1` (each running\n'
+          'thread captured on its CPU: one synchronous IPI, the kernel stack unwound\n'
+          'from the interrupted context, the user stack from its registers) and\n'
+          '`oncpu=0` (running threads counted, not sampled).  `oncpu_ns_total` is the\n'
+          'time from sending the IPI to its return, capture included.\n\n')
+        w('| oncpu | threads visited / tick | tick wall | sampler CPU / tick | captured / tick | missed | time per capture |\n'
+          '|---|---:|---:|---:|---:|---:|---:|\n')
+        for mode in ('on', 'off'):
+            m = onc.get(mode)
+            if not m:
+                continue
+            w('| %s | %s | %s | %s | %s | %s | %s |\n'
+              % ('1' if mode == 'on' else '0', fmt_int(m['visited'] / m['ticks']),
+                 fmt_ns(m['tick']), fmt_ns(m['cpu_tick']),
+                 '%.2f' % (m['sampled'] / m['ticks']), fmt_int(m['missed']),
+                 fmt_ns(m['oncpu_ns'] / m['sampled']) if m['sampled'] else '-'))
+        on, off = onc.get('on'), onc.get('off')
+        if on and off and on['sampled']:
+            w('\nPer running thread (= per busy CPU) and tick, on-CPU sampling adds %s\n'
+              'to the tick (%s with it on).\n'
+              % (fmt_ns((on['tick'] - off['tick']) / (on['sampled'] / on['ticks'])),
+                 fmt_x(on['tick'] / max(off['tick'], 1))))
+        p = onc.get('pipe')
+        if p and p.get('base_med'):
+            w('\n`perf bench sched pipe` (both ends on CPU 0) alone and with the module at\n'
+              '19 Hz, interleaved; median ops/s and the median loss against the base runs\n'
+              'around each run:\n\n'
+              '| run | median ops/s | median loss (paired) |\n|---|---:|---:|\n')
+            w('| alone | %s | - |\n' % fmt_int(p['base_med']))
+            for conf, lbl in (('oncpu1', 'offsample 19 Hz, oncpu=1'), ('oncpu0', 'offsample 19 Hz, oncpu=0')):
+                c = p['confs'].get(conf)
+                if c:
+                    w('| %s | %s | %s |\n' % (lbl, fmt_int(c['med']), fmt_pct(c['paired_med'])))
+            if p.get('aa_abs_med') is not None:
+                w('\nA/A noise (base against the base runs around it): median |%s|.\n'
+                  % fmt_pct(p['aa_abs_med']))
+        w('\n')
 
     # ---- profiles
     w('## Where the time goes\n\n')

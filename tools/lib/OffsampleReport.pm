@@ -87,7 +87,7 @@ sub cmd_report {
 	$out .= "#\n";
 	$out .= "# legend: [I] io  [L] lock  [S] sched (run queue)  [Z] sleep  [N] net  [P] ipc\n";
 	$out .= "#         [F] fault  [T] stopped  [D] idle  [O] other  [C] cpu  [?] unknown\n";
-	$out .= "# thread-s: estimated off-CPU thread-seconds, samples / hz\n";
+	$out .= "# thread-s: estimated thread-seconds, samples / hz (off-CPU, except reason cpu)\n";
 	$out .= "# order and percent: by thread-seconds (--seconds)\n" if $o{seconds};
 	$out .= "# stacks: kernel frames leaf first" . ($o{offsets} ? '' : ' (offsets stripped)')
 		. "; user frames follow after \"--\"\n";
@@ -118,6 +118,8 @@ sub cmd_report {
 			pct($rw{$x}, $wtotal), $rs{$x});
 	}
 	$out .= sprintf("  %-16s %10d %8s %10.2f\n", 'total', $total, '100.00%', $ssum);
+
+	$out .= breakdown(\@recs, $W, $o{seconds}) if grep { $_->{reason} eq 'cpu' } @recs;
 
 	# Groups.
 	my $gkey;
@@ -211,6 +213,56 @@ sub cmd_report {
 	}
 	print $out;
 	return 0;
+}
+
+# The wall-clock breakdown per process, in the style of bperf's Blocked
+# Samples (Ahn et al., OSDI 2024): with on-CPU samples (reason cpu) every
+# thread counts once per tick whatever it does, so a process's samples
+# are its threads' wall time, split into on-CPU in user code (no kernel
+# frame), on-CPU in the kernel, and each wait reason.
+my @BD = (['cpu-user', 'on CPU, user code'], ['cpu-kern', 'on CPU, kernel'],
+	['io'], ['lock'], ['sched', 'runnable, waiting for a CPU'], ['sleep'],
+	['net'], ['ipc'], ['other', 'fault, stopped, idle, other']);
+sub bd_class {
+	my ($r) = @_;
+	my $x = $r->{reason};
+	return $r->{kstack} eq '-' ? 'cpu-user' : 'cpu-kern' if $x eq 'cpu';
+	return $x if $x =~ /^(?:io|lock|sched|sleep|net|ipc)\z/;
+	return 'other';
+}
+sub breakdown {
+	my ($recs, $W, $seconds) = @_;
+	my (%tot, %by, %secs);
+	for my $r (@$recs) {
+		my $p = $r->{comm} . ($r->{pid} ne '-' ? "[$r->{pid}]" : '');
+		my $w = $W->($r);
+		$tot{$p} += $w;
+		$secs{$p} += secs($r);
+		$by{$p}{bd_class($r)} += $w;
+	}
+	my @p = sort { $tot{$b} <=> $tot{$a} || $a cmp $b } keys %tot;
+	my $max = 20;
+	my $more = @p > $max ? @p - $max : 0;
+	splice @p, $max if $more;
+	my $w = 7;
+	for (@p) { $w = length if length > $w; }
+	$w = 32 if $w > 32;
+	my $out = "\nWall-clock time by process (every thread, every tick: on CPU or waiting):\n\n";
+	$out .= sprintf("  %-*s %10s", $w, 'process', 'thread-s');
+	$out .= sprintf(" %8s", $_->[0]) for @BD;
+	$out .= "\n";
+	for my $p (@p) {
+		$out .= sprintf("  %-*s %10.2f", $w, length($p) > $w ? substr($p, 0, $w) : $p, $secs{$p});
+		for my $c (@BD) {
+			my $v = $by{$p}{$c->[0]} // 0;
+			$out .= sprintf(" %8s", $v ? sprintf('%.1f%%', 100 * $v / $tot{$p}) : '-');
+		}
+		$out .= "\n";
+	}
+	$out .= "  ($more more processes)\n" if $more;
+	$out .= "\n  " . join('; ', map { "$_->[0]: $_->[1]" } grep { @$_ > 1 } @BD) . "\n";
+	$out .= "  percent of each process's " . ($seconds ? 'thread-seconds' : 'samples') . "\n";
+	return $out;
 }
 
 # "      LABEL: a 30, b 20, c 10 (+2 more)\n", the three largest, or ''.

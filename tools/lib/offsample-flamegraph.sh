@@ -20,7 +20,10 @@ Collapse the stacks (stackcollapse-offsample --kernel-suffix) and render
 an SVG flame graph, written to FILE or to standard output (refused when
 it is a terminal).  User frames (format v2) are named by
 offsample-symbolize first, as for collapse; they sit between the process
-name and the kernel frames.  Frames are coloured by wait reason.
+name and the kernel frames.  Frames are coloured by wait reason; on-CPU
+samples (reason cpu, module 0.4) in hot reds and oranges, so one graph
+shows where threads run and where they wait; the legend gives each
+reason's share of the samples.
 
   -o, --output FILE   write the SVG to FILE (replaced atomically)
   --engine ENGINE     offsample (default): our offsample-flamegraph with
@@ -39,6 +42,9 @@ name and the kernel frames.  Frames are coloured by wait reason.
                       a "--" frame, then its holder's stack at the same
                       ticks, leaf first, in the chain palette (holder
                       frames aqua); widths are waiter samples
+  --critical          widths are GAPP criticality weights (offsample
+                      critical): stacks that ran while few of their
+                      process's threads were active
   -- OPTIONS          passed to the renderer, e.g. -- --width 1600 --reverse
 
 The SVG is rendered into a temporary file first: nothing is written when
@@ -52,6 +58,7 @@ Examples:
   offsample flamegraph --exclude-reason idle -o offcpu.svg
   offsample flamegraph --show cgroup,wobj -o host.svg rec.stacks
   ssh db1 cat /proc/offsample/stacks | offsample flamegraph -o db1.svg
+  offsample flamegraph --critical -o critical.svg app.stacks
 EOF
 }
 
@@ -132,12 +139,13 @@ check_out() {
 # ------------------------------------------------------------ flamegraph
 
 cmd_flamegraph() {
-	local engine=offsample ropts=() files=() out title blk=0
+	local engine=offsample ropts=() files=() out title blk=0 crit=0
 	while [ $# -gt 0 ]; do
 		if read_opt "$@" || collapse_opt "$@" || graph_opt "$@"; then shift "$SHIFTN"; continue; fi
 		case $1 in
 		-h | --help) help_flamegraph; exit 0 ;;
 		--blockers) blk=1; shift ;;
+		--critical) crit=1; shift ;;
 		--engine | --engine=*) optval --engine "$@"; engine=$OPTVAL; shift "$SHIFTN" ;;
 		--) shift; ropts=("$@"); break ;;
 		-) files+=(-); shift ;;
@@ -172,6 +180,15 @@ cmd_flamegraph() {
 		COPTS+=(--seconds)
 		cname=thread-seconds
 	fi
+	if [ $crit = 1 ]; then
+		[ $blk = 0 ] || usage_error "--critical and --blockers exclude each other"
+		[ $WSECONDS = 0 ] || usage_error "--critical draws weights, not time; --seconds does not apply"
+		COPTS+=(--critical)
+		cname="critical weight"
+		case $title in
+		"Off-CPU time"*) title="Critical path (GAPP weights)${title#Off-CPU time}" ;;
+		esac
+	fi
 	if [ $blk = 1 ]; then
 		[ $WSECONDS = 0 ] || usage_error "--blockers counts waiter samples; --seconds is not supported with it"
 		[ ${#COPTS[@]} = 0 ] || usage_error "--blockers takes no frame options"
@@ -190,10 +207,12 @@ cmd_flamegraph() {
 		fi
 	elif [ "$engine" = offsample ]; then
 		run_script "$c" --kernel-suffix ${COPTS[@]+"${COPTS[@]}"} -- "${INPUTS[@]}" > "$t/folded" || exit 1
+		[ $crit = 0 ] || [ -s "$t/folded" ] || die "no critical samples in the input (see offsample critical --help)"
 		run_script "$rend" --colors=offcpu --countname "$cname" --title "$title" \
 			${sub:+--subtitle "$sub"} ${ropts[@]+"${ropts[@]}"} "$t/folded" > "$t/svg" || exit 1
 	else
 		run_script "$c" ${COPTS[@]+"${COPTS[@]}"} -- "${INPUTS[@]}" > "$t/folded" || exit 1
+		[ $crit = 0 ] || [ -s "$t/folded" ] || die "no critical samples in the input (see offsample critical --help)"
 		perl -- "$fgpl" --colors=io --countname="$cname" --title "$title" \
 			${sub:+--subtitle "$sub"} ${ropts[@]+"${ropts[@]}"} "$t/folded" > "$t/svg" ||
 			die "flamegraph.pl failed"

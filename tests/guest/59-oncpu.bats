@@ -1,0 +1,208 @@
+#!/usr/bin/env bats
+# On-CPU samples (reason cpu) and GAPP's criticality (module 0.4).
+# tests/workload/offsample-oncpu.c: threads spinning in user code
+# (ocp_user_spin), one in the kernel (read of /dev/zero from
+# ocp_kernel_spin), and a serialized process (threads taking turns in
+# ocp_crit_section under a mutex) next to a parallel one (ocp-par).
+#
+# Counts: every thread counts once per tick whatever it does, so N
+# spinners get N times the samples of their process's main thread, which
+# sleeps for good (stated tolerance: 97..100%, a spinner the sampler
+# cannot catch on its CPU twice in a row is retried, then dropped and
+# counted in oncpu_missed).
+
+load lib
+
+OCP=$TOP/build/offsample-oncpu
+OFFS=$TOP/tools/offsample
+SYM=$TOP/tools/offsample-symbolize
+
+# run_ocp NAME ARGS...: start the workload, wait for "ready".
+run_ocp() {
+	local name=$1
+	shift
+	"$OCP" "$@" > "$BATS_FILE_TMPDIR/$name.out" 2>&1 3>&- &
+	echo $! > "$BATS_FILE_TMPDIR/$name.pid"
+	wait_line "$BATS_FILE_TMPDIR/$name.out" '^ready$' 600 "$(cat "$BATS_FILE_TMPDIR/$name.pid")" > /dev/null
+}
+
+stop_ocp() {
+	local f=$BATS_FILE_TMPDIR/$1.pid
+	[ ! -f "$f" ] || kill "$(cat "$f")" 2>/dev/null || true
+	rm -f "$f"
+	sleep 0.5
+}
+
+# window NAME SECONDS: one drained generation of that length, symbolized.
+window() {
+	cat $P/drain > /dev/null
+	sleep "$2"
+	cat $P/drain > "$BATS_FILE_TMPDIR/$1.raw"
+	"$SYM" "$BATS_FILE_TMPDIR/$1.raw" > "$BATS_FILE_TMPDIR/$1.stacks"
+	cp "$BATS_FILE_TMPDIR/$1.raw" "$ARTIFACTS/oncpu-$1-$KREL.stacks" 2>/dev/null || true
+}
+
+setup_file() {
+	load lib
+	offs_load hz=20 key=tname
+	run_ocp spin spin 2
+	run_ocp kspin kspin
+	window spin 4
+	cp $P/stats "$BATS_FILE_TMPDIR/spin.statsfile"
+	stop_ocp spin
+	stop_ocp kspin
+
+	run_ocp crit crit 6
+	window crit 5
+	echo 100 > /sys/module/offsample/parameters/critical_pct
+	window crit100 3
+	echo 50 > /sys/module/offsample/parameters/critical_pct
+	echo 0 > /sys/module/offsample/parameters/oncpu
+	window nocpu 3
+	cp $P/stats "$BATS_FILE_TMPDIR/nocpu.statsfile"
+	echo 1 > /sys/module/offsample/parameters/oncpu
+	stop_ocp crit
+}
+
+teardown_file() {
+	load lib
+	for n in spin kspin crit; do
+		f=$BATS_FILE_TMPDIR/$n.pid
+		[ ! -f "$f" ] || kill "$(cat "$f")" 2>/dev/null || true
+	done
+	offs_unload
+}
+
+S() { echo "$BATS_FILE_TMPDIR/$1.stacks"; }
+
+@test "format v3: a critical column after cgroup" {
+	f=$(S spin)
+	run -0 head -n1 "$f"
+	[ "$output" = "# offsample stacks v3" ]
+	grep -qx '# columns: count reason state pid tid comm tname kstack ustack wobj cgroup critical' "$f"
+	run -0 awk -F'\t' '!/^#/ && (NF != 12 || $12 !~ /^[0-9]+\.[0-9][0-9][0-9]$/) { bad++ } END { exit bad > 0 }' "$f"
+}
+
+@test "threads spinning in user code: reason cpu, state R, no kernel frame, ocp_user_spin at the leaf" {
+	f=$(S spin)
+	got=$(sum_counts "$f" '$6 == "ocp-spin" && $7 ~ /^ocp-spin-/ && $2 == "cpu"')
+	echo "cpu samples of the spinners: $got"
+	[ "$got" -gt 0 ]
+	# Every cpu record of the spinners: state R; in user code (kstack
+	# "-") it stops at ocp_user_spin, called from spin_fn.
+	run -0 awk -F'\t' '!/^#/ && $6 == "ocp-spin" && $2 == "cpu" && $3 != "R" { bad++ } END { exit bad > 0 }' "$f"
+	# Their user stack: ocp_user_spin called from spin_fn, always; most
+	# samples interrupt user code (kstack "-"), a few the kernel's way
+	# back to it (interrupt exit).
+	user=$(sum_counts "$f" '$6 == "ocp-spin" && $2 == "cpu" && $9 ~ /^ocp_user_spin\+0x[0-9a-f]+ \([^)]*offsample-oncpu\);spin_fn\+/')
+	nokern=$(sum_counts "$f" '$6 == "ocp-spin" && $7 ~ /^ocp-spin-/ && $2 == "cpu" && $8 == "-"')
+	echo "ocp_user_spin <- spin_fn: $user, no kernel frame: $nokern"
+	[ "$user" = "$got" ]
+	[ "$nokern" -ge $((got * 7 / 10)) ]
+	# The system call column says none.
+	run -0 awk -F'\t' '!/^#/ && $6 == "ocp-spin" && $2 == "cpu" && $8 == "-" && $10 != "-" { bad++ } END { exit bad > 0 }' "$f"
+}
+
+@test "a thread spinning in read(/dev/zero): reason cpu with the kernel frames of the read and the user caller" {
+	f=$(S spin)
+	got=$(sum_counts "$f" '$6 == "ocp-kspin" && $2 == "cpu"')
+	kern=$(sum_counts "$f" '$6 == "ocp-kspin" && $2 == "cpu" && $8 ~ /(^|;)read_zero\+/ && $8 ~ /(^|;)vfs_read\+/ && $8 ~ /(^|;)entry_SYSCALL_64/ && $9 ~ /(^|;)ocp_kernel_spin\+/ && $10 == "read"')
+	echo "cpu samples: $got, in read_zero <- vfs_read from ocp_kernel_spin: $kern"
+	[ "$got" -gt 0 ]
+	[ "$kern" -ge $((got * 8 / 10)) ]
+	# No scheduler frame at the leaf of a running thread, and the leaf
+	# (an instruction, not a return address) is named by its own symbol.
+	run -0 awk -F'\t' '!/^#/ && $2 == "cpu" && ($8 ~ /^__pfx_/ || ($6 == "ocp-kspin" && $8 ~ /^(__schedule|schedule)\+/)) { bad++ } END { exit bad > 0 }' "$f"
+}
+
+@test "every thread counts once per tick: 2 spinners get twice the samples of the sleeping main thread" {
+	f=$(S spin)
+	ticks=$(hdr_get ticks "$f")
+	main=$(sum_counts "$f" '$6 == "ocp-spin" && $7 == "ocp-spin"')
+	spin=$(sum_counts "$f" '$6 == "ocp-spin" && $7 ~ /^ocp-spin-/')
+	bycpu=$(sum_counts "$f" '$6 == "ocp-spin" && $7 ~ /^ocp-spin-/ && ($2 == "cpu" || $2 == "sched")')
+	echo "ticks=$ticks main=$main spinners=$spin (cpu+sched $bycpu)"
+	[ "$main" -ge $((ticks * 98 / 100)) ]
+	[ "$main" -le "$ticks" ]
+	[ "$spin" -le $((2 * main)) ]
+	[ "$spin" -ge $((2 * main * 97 / 100)) ]
+	[ "$bycpu" -ge $((spin * 95 / 100)) ]
+	# The kernel spinner as well, against the launcher-less main thread.
+	kmain=$(sum_counts "$f" '$6 == "ocp-kspin" && $7 == "ocp-kspin"')
+	kspin=$(sum_counts "$f" '$6 == "ocp-kspin" && $7 ~ /^ocp-kspin-/')
+	echo "kspin: main=$kmain spinner=$kspin"
+	[ "$kspin" -le "$kmain" ]
+	[ "$kspin" -ge $((kmain * 97 / 100)) ]
+}
+
+@test "stats: oncpu_sampled counts the cpu samples, misses are rare" {
+	s=$BATS_FILE_TMPDIR/spin.statsfile
+	sampled=$(awk '$1 == "oncpu_sampled" { print $2 }' "$s")
+	missed=$(awk '$1 == "oncpu_missed" { print $2 }' "$s")
+	cpu=$(awk '$1 == "samples_cpu" { print $2 }' "$s")
+	echo "oncpu_sampled=$sampled oncpu_missed=$missed samples_cpu=$cpu"
+	[ "$sampled" -gt 0 ]
+	[ "$sampled" -eq "$cpu" ]
+	[ "$missed" -le $((sampled / 20 + 5)) ]
+}
+
+@test "oncpu=0: no cpu sample, running threads skipped as before" {
+	f=$(S nocpu)
+	[ "$(sum_counts "$f" '$2 == "cpu"')" = 0 ]
+	grep -q '^oncpu_sampling  *0$' "$BATS_FILE_TMPDIR/nocpu.statsfile"
+	# The queued ones still count as sched.
+	[ "$(sum_counts "$f" '$6 == "ocp-par" && $2 == "sched"')" -gt 0 ] ||
+		[ "$(sum_counts "$f" '$6 == "ocp-crit" && $2 == "sched"')" -gt 0 ]
+}
+
+@test "critical: the serialized section ranks first, above lock waits and the parallel process" {
+	f=$(S crit)
+	run -0 "$OFFS" critical --no-symbolize "$f"
+	printf '%s\n' "${lines[@]:0:8}"
+	first=${lines[0]}
+	[[ "$first" == *";ocp_crit_section"* ]]
+	# Nothing of ocp-par (3 threads, 2 active: not serialized).
+	for l in "${lines[@]}"; do
+		[[ "$l" != *"	ocp-par;"* ]]
+	done
+	# Threads waiting for the mutex weigh nothing: no lock stack.
+	run -0 "$OFFS" critical --keep-reason --no-symbolize "$f"
+	for l in "${lines[@]}"; do
+		[[ "$l" == *"	cpu;"* || "$l" == *"	sched;"* ]]
+	done
+	# The weight of the stacks in ocp_crit_section is most of the total.
+	run -0 "$OFFS" critical --no-symbolize "$f"
+	all=$(printf '%s\n' "${lines[@]}" | awk -F'\t' '{ s += $1 } END { print int(s) }')
+	sec=$(printf '%s\n' "${lines[@]}" | awk -F'\t' '$2 ~ /;ocp_crit_section/ { s += $1 } END { print int(s) }')
+	echo "weight: all=$all in ocp_crit_section=$sec"
+	[ "$sec" -ge $((all / 2)) ]
+	# The kernel found critical ticks, and the lock waits are there.
+	[ "$(sum_counts "$f" '$6 == "ocp-crit" && $2 == "lock"')" -gt 0 ]
+}
+
+@test "critical_pct=100: the parallel process becomes critical too" {
+	f=$(S crit100)
+	par=$(awk -F'\t' '!/^#/ && $6 == "ocp-par" { s += $12 } END { print int(s) }' "$f")
+	f50=$(S crit)
+	par50=$(awk -F'\t' '!/^#/ && $6 == "ocp-par" { s += $12 } END { print int(s * 1000) }' "$f50")
+	echo "ocp-par weight: $par at 100%, ${par50}/1000 at 50%"
+	[ "$par" -gt 0 ]
+	[ "$par50" = 0 ]
+}
+
+@test "report: the wall-clock breakdown shows the spinners on CPU in user code" {
+	run -0 "$OFFS" report --no-symbolize "$(S spin)"
+	row=$(printf '%s\n' "${lines[@]}" | awk '$1 == "ocp-spin" && NF == 11')
+	echo "$row"
+	[ -n "$row" ]
+	# cpu-user is the third column; sched the seventh; both above 0.
+	cu=$(echo "$row" | awk '{ sub(/%/, "", $3); print int($3) }')
+	[ "$cu" -gt 0 ]
+	krow=$(printf '%s\n' "${lines[@]}" | awk '$1 == "ocp-kspin" && NF == 11')
+	ck=$(echo "$krow" | awk '{ sub(/%/, "", $4); print int($4) }')
+	[ "$ck" -gt 0 ]
+}
+
+@test "no splat in dmesg (IPI callbacks, unwinding in hard IRQ)" {
+	dmesg_clean 'scheduling while atomic|sleeping function called|smp_call_function'
+}

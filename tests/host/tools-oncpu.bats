@@ -1,0 +1,115 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0
+# The tools on stacks format v3 (module 0.4: on-CPU samples, reason cpu,
+# the GAPP critical column), on real captures of tests/guest/59-oncpu.bats
+# on 6.12 (key=tname, symbolized):
+#   oncpu-spin-v3: ocp-spin (2 threads spinning in ocp_user_spin, main
+#     thread in pause) and ocp-kspin (one thread in read(/dev/zero) from
+#     ocp_kernel_spin), 4 s at 20 Hz;
+#   oncpu-crit-v3: ocp-crit (6 threads taking turns in ocp_crit_section
+#     under one mutex) and ocp-par (2 threads spinning in ocp_par_spin).
+# The guest test checks the module; this one the tools.
+
+load tools-common
+
+SPIN=$SFIX/oncpu-spin-v3-6.12.117.txt
+CRIT=$SFIX/oncpu-crit-v3-6.12.117.txt
+
+setup() {
+	T=$BATS_TEST_TMPDIR
+	export OFFSAMPLE_PROC=$T/no-module OFFSAMPLE_SYS=$T/no-sys
+}
+
+@test "collapse --critical: weights are the critical column, summed per stack, zero left out" {
+	run -0 "$SCO" --critical "$CRIT"
+	# The sum of the folded weights is the sum of the column (to rounding).
+	want=$(awk -F'\t' '!/^#/ { s += $12 } END { printf "%.3f", s }' "$CRIT")
+	got=$(printf '%s\n' "${lines[@]}" | awk '{ s += $NF } END { printf "%.3f", s }')
+	echo "column $want folded $got"
+	awk -v a="$want" -v b="$got" 'BEGIN { d = a - b; exit !(d < 0.01 && d > -0.01) }'
+	# Only active samples weigh: every line's root is cpu or sched.
+	refute_output --regexp '^(lock|sleep|ipc|io|net|idle|other|fault|stopped);'
+	# ocp-par (3 threads, 2 active) was never critical at 50%.
+	refute_output --partial ';ocp-par;'
+	[ "$(awk -F'\t' '!/^#/ && $6 == "ocp-par" && $12 != "0.000"' "$CRIT" | wc -l)" = 0 ]
+	# Weights are decimals with at most 3 places.
+	run -1 grep -Ev ' [0-9]+(\.[0-9]{1,3})?$' <<< "$output"
+}
+
+@test "collapse --critical: clear errors for v2 data and with --seconds" {
+	run -1 "$SCO" --critical "$SFIX/workload-drain-v2-6.12.117.txt"
+	assert_output --partial 'needs stacks format v3 (a critical column'
+	run -2 "$SCO" --critical --seconds "$CRIT"
+	assert_output --partial '--critical and --seconds exclude each other'
+}
+
+@test "critical: weight TAB stack, highest first, the serialized section on top" {
+	run -0 "$OFFS" critical --no-symbolize "$CRIT"
+	first=${lines[0]}
+	echo "$first"
+	[[ "$first" =~ ^[0-9]+(\.[0-9]+)?$'\t'ocp-crit\; ]]
+	[[ "$first" == *";crit_fn;ocp_crit_section"* ]]
+	# Sorted by weight, descending.
+	printf '%s\n' "${lines[@]}" | cut -f1 | sort -grc
+	# No reason frame by default; --keep-reason keeps it.
+	refute_output --regexp $'\t(cpu|sched);'
+	run -0 "$OFFS" critical --keep-reason --no-symbolize "$CRIT"
+	run -0 awk -F'\t' '$2 !~ /^(cpu|sched);/' <<< "$output"
+	[ -z "$output" ]
+	# Filters apply: only ocp-par's samples, none critical (a warning).
+	run -0 "$OFFS" critical --no-symbolize --comm ocp-par "$CRIT"
+	assert_output 'offsample critical: warning: no critical samples: no process had between 1 and critical_pct% of its threads active at a tick'
+}
+
+@test "critical: --seconds refused, v2 input refused with the reason" {
+	run -2 "$OFFS" critical --seconds "$CRIT"
+	assert_output --partial 'criticality is a weight, not a time'
+	run -1 "$OFFS" critical --no-symbolize "$SFIX/workload-drain-v2-6.12.117.txt"
+	assert_output --partial 'needs stacks format v3'
+}
+
+@test "flamegraph --critical: an SVG of the weights; the plain graph colours cpu apart" {
+	run -0 "$OFFS" flamegraph --critical --no-symbolize -o "$T/c.svg" "$CRIT"
+	grep -q 'Critical path (GAPP weights)' "$T/c.svg"
+	grep -q 'critical weight' "$T/c.svg"
+	grep -q '<title>ocp_crit_section (' "$T/c.svg"
+	run -1 "$OFFS" flamegraph --critical --no-symbolize --comm ocp-par -o "$T/p.svg" "$CRIT"
+	assert_output --partial 'no critical samples'
+	[ ! -e "$T/p.svg" ]
+	run -2 "$OFFS" flamegraph --critical --blockers -o "$T/x.svg" "$CRIT"
+	# The ordinary graph: the legend names on-CPU time, in hot colours.
+	run -0 "$OFFS" flamegraph --no-symbolize -o "$T/s.svg" "$SPIN"
+	grep -q '>cpu (on-CPU) [0-9.]*%<' "$T/s.svg"
+}
+
+@test "report: the wall-clock breakdown per process, only with on-CPU data" {
+	run -0 "$OFFS" report --no-symbolize "$SPIN"
+	assert_line --partial 'Wall-clock time by process'
+	row=$(printf '%s\n' "${lines[@]}" | awk '$1 == "ocp-spin" && NF == 11')
+	echo "$row"
+	# The row adds up to 100% (to rounding) from the fixture's counts.
+	sum=$(echo "$row" | awk '{ for (i = 3; i <= NF; i++) { v = $i; sub(/%/, "", v); s += v } print int(s + 0.5) }')
+	[ "$sum" -ge 99 ] && [ "$sum" -le 101 ]
+	cu=$(awk -F'\t' '!/^#/ && $6 == "ocp-spin" && $2 == "cpu" && $8 == "-" { s += $1 } $6 == "ocp-spin" && !/^#/ { t += $1 } END { printf "%.1f%%", 100 * s / t }' "$SPIN")
+	[ "$(echo "$row" | awk '{ print $3 }')" = "$cu" ]
+	# ocp-kspin runs in the kernel: cpu-kern, not cpu-user.
+	krow=$(printf '%s\n' "${lines[@]}" | awk '$1 == "ocp-kspin" && NF == 11')
+	[ "$(echo "$krow" | awk '{ print $3 }')" = - ]
+	[ "$(echo "$krow" | awk '{ print $4 }')" != - ]
+	# v2 data (no cpu samples): no breakdown.
+	run -0 "$OFFS" report --no-symbolize "$SFIX/workload-drain-v2-6.12.117.txt"
+	refute_output --partial 'Wall-clock time by process'
+}
+
+@test "v3 columns survive symbolize, filters and pprof" {
+	# A v3 file with its user frames unnamed again: the symbolizer must
+	# keep the 12th column.
+	run -0 "$ROOT/tools/offsample-symbolize" "$CRIT"
+	run -0 awk -F'\t' '!/^#/ && NF != 12' <<< "$output"
+	[ -z "$output" ]
+	run -0 perl "$ROOT/tools/lib/offsample-select.pl" --comm ocp-crit -o - -- "$CRIT"
+	run -0 awk -F'\t' '!/^#/ && (NF != 12 || $6 != "ocp-crit")' <<< "$output"
+	[ -z "$output" ]
+	run -0 "$OFFS" pprof --no-symbolize -o "$T/p.pb.gz" "$SPIN"
+	[ -s "$T/p.pb.gz" ]
+}
