@@ -5,6 +5,7 @@
 load '/usr/lib/bats/bats-support/load'
 load '/usr/lib/bats/bats-assert/load'
 bats_require_minimum_version 1.5.0
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/bats-fix.bash"
 
 # This file is tests/guest/lib.bash, whatever directory the suite is in.
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)

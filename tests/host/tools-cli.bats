@@ -676,3 +676,12 @@ STUB
 	run -0 "$p/sbin/offsample" flamegraph --no-kernel-suffix "$SMALL"
 	assert_line "IN: idle;kworker/0:1;ret_from_fork;kthread;worker_thread;schedule;__schedule 80"
 }
+
+@test "harness: run -0 leaves the test's loop variable alone (tests/lib/bats-fix.bash)" {
+	local i n=0
+	for i in 1 2 3; do
+		run -0 true
+		n=$((n + 1))
+		[ "$i" = "$n" ]
+	done
+}

@@ -6,6 +6,7 @@
 bats_require_minimum_version 1.5.0
 load '/usr/lib/bats/bats-support/load'
 load '/usr/lib/bats/bats-assert/load'
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/bats-fix.bash"
 
 ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
 OFFS=$ROOT/tools/offsample
