@@ -66,13 +66,19 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* About 3 ms of user-mode work while holding the lock. */
+/*
+ * About 3 ms of user-mode work while holding the lock, the clock read
+ * rarely so that samples land in this function itself.
+ */
 __attribute__((noinline)) static void ocp_crit_section(void)
 {
 	double end = now() + 0.003;
+	unsigned long i;
 
-	while (now() < end)
-		sink++;
+	do {
+		for (i = 0; i < 100000; i++)
+			sink++;
+	} while (now() < end);
 }
 
 __attribute__((noinline)) static void ocp_par_spin(void)
@@ -105,7 +111,6 @@ static void *crit_fn(void *arg)
 		pthread_mutex_lock(&crit_lock);
 		ocp_crit_section();
 		pthread_mutex_unlock(&crit_lock);
-		sched_yield();
 	}
 	return NULL;
 }
