@@ -45,7 +45,8 @@
  *       race_wait_inner -> futex wait, and when woken runs race_work_a ->
  *       race_work_b (which overwrite the stack the blocked frames were
  *       in) before waking its partner; spinners keep both CPUs busy so
- *       that woken threads queue.  Prints "rounds N" at the end.
+ *       that woken threads queue.  Prints "rounds N" at the end (after
+ *       SECONDS, or at SIGUSR1).
  *
  *   offsample-safety mmapstall SECONDS
  *       Thread "oss-mapper" (SCHED_FIFO: it never waits for a CPU) maps
@@ -466,11 +467,26 @@ static void *spin_thread(void *arg)
 	return NULL;
 }
 
+static void race_on_usr1(int sig)
+{
+	(void)sig;	/* only to end sleep() early */
+}
+
 static int do_race(int seconds)
 {
 	pthread_t th[RACE_PAIRS * 2 + RACE_SPIN];
+	struct sigaction sa = { .sa_handler = race_on_usr1 };
+	sigset_t usr1;
 	int i, n = 0;
 
+	/*
+	 * SIGUSR1 ends the run early (the test's window is over); the
+	 * threads block it, so that it interrupts this thread's sleep().
+	 */
+	sigaction(SIGUSR1, &sa, NULL);
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &usr1, NULL);
 	for (i = 0; i < RACE_PAIRS; i++) {
 		sides[i][0].other = &sides[i][1];
 		sides[i][1].other = &sides[i][0];
@@ -482,6 +498,7 @@ static int do_race(int seconds)
 	for (i = 0; i < RACE_SPIN; i++)
 		if (pthread_create(&th[n++], NULL, spin_thread, NULL))
 			die("pthread_create");
+	pthread_sigmask(SIG_UNBLOCK, &usr1, NULL);
 	printf("ready\n");
 	fflush(stdout);
 	sleep(seconds);
