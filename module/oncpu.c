@@ -19,9 +19,9 @@
  * instant, so a thread that blocks or starts running between the timer and
  * the walk's visit would be counted twice or never.  Asking the CPU while
  * the walk is at that thread, and checking that it is the same task, keeps
- * "every thread counts once per tick".  The cost is one IPI round trip per
- * running thread per tick (about 2 us in our emulated guests, BENCHMARKS.md)
- * and nothing on idle CPUs.
+ * "every thread counts once per tick".  The cost is one IPI round trip and
+ * one capture per running thread per tick (169 us under TCG emulation,
+ * docs/BENCHMARKS.md) and nothing on idle CPUs.
  *
  * The callback does not use get_irq_regs(): the IPI vector does not set
  * it.  It unwinds its own stack up to the interrupt entry frame, whose
