@@ -34,6 +34,13 @@ def read_tsv(path):
     return d
 
 
+def tick_costs(d):
+    """Ticks, visits and the per-tick wall and sampler CPU time of a window."""
+    return {'ticks': d['ticks'], 'visited': d['threads_visited'],
+            'tick': d['tick_ns_total'] / d['ticks'],
+            'cpu_tick': d['sampler_cpu_ns'] / d['ticks']}
+
+
 def read_rows(path):
     rows = []
     if os.path.exists(path):
@@ -380,14 +387,11 @@ class Bench:
             if not d or not d.get('ticks'):
                 res[mode] = None
                 continue
-            res[mode] = {
-                'ticks': d['ticks'], 'visited': d['threads_visited'],
-                'tick': d['tick_ns_total'] / d['ticks'],
-                'cpu_tick': d['sampler_cpu_ns'] / d['ticks'],
+            res[mode] = dict(tick_costs(d), **{
                 'sampled': d.get('oncpu_sampled', 0),
                 'missed': d.get('oncpu_missed', 0),
                 'oncpu_ns': d.get('oncpu_ns_total', 0),
-            }
+            })
         res['pipe'] = self.pipe('oncpu-pipe.tsv', ('oncpu1', 'oncpu0'))
         if res['on'] is None and res['off'] is None and not res['pipe']:
             return None
@@ -402,14 +406,11 @@ class Bench:
                 if not d or not d.get('threads_visited') or not d.get('ticks'):
                     res[temp + '-' + mode] = None
                     continue
-                res[temp + '-' + mode] = {
-                    'ticks': d['ticks'], 'visited': d['threads_visited'],
-                    'tick': d['tick_ns_total'] / d['ticks'],
-                    'cpu_tick': d['sampler_cpu_ns'] / d['ticks'],
+                res[temp + '-' + mode] = dict(tick_costs(d), **{
                     'looked': d.get('blocker_looked', 0),
                     'found': d.get('blocker_found', 0),
                     'blk_ns': d.get('blocker_ns_total', 0),
-                }
+                })
         if all(res.get(k) is None for k in ('warm-on', 'warm-off', 'cold-on', 'cold-off')):
             return None
         return res
