@@ -9,6 +9,7 @@
 #
 #   packaging/guest-setup.sh before KERNEL...   (tests/run.sh, before the guests)
 #   packaging/guest-setup.sh after              (tests/run.sh, after the guests)
+#   packaging/guest-setup.sh stale              (tests/run.sh, first)
 #
 # before: `make install KVER=<first kernel>` (DKMS), then, for each other
 #   kernel, what Debian does when that kernel's headers are installed: the
@@ -20,6 +21,12 @@
 #   If offsample was already installed on this machine it is left as it is
 #   (and not removed by `after`).
 # after: `make uninstall` if `before` installed it.
+# stale: remove an offsample install that an earlier test run left behind
+#   (it was killed between before and after: $MARK is still there), or, on
+#   a CI machine (CI=true), any offsample install: a leftover there makes
+#   the packaging round trip skip and the guests test an old module (CI,
+#   2026-11-25: DKMS "built" but not installed for 6.12, modprobe failing
+#   with "Unknown symbol").  A developer's own install is left alone.
 set -u -o pipefail
 # Called from make: do not pass its command-line variables (KVER, BUILD,
 # DESTDIR, ...) on to the makes we run (DKMS, kbuild, debhelper).
@@ -28,6 +35,17 @@ unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 STATE=$TOP/build/packaging-guest
 VERSION=$(cat "$TOP/VERSION")
+# Written by `before` when it installs, removed by `after`: outside the
+# checkout, so that a fresh clone still finds what a killed run left.
+MARK=${OFFS_TEST_INSTALL_MARK:-/var/lib/offsample-test-install}
+
+installed_here() {	# is any part of an offsample install on this machine?
+	{ command -v dkms >/dev/null 2>&1 && [ -n "$(dkms status -m offsample 2>/dev/null)" ]; } ||
+		[ -e /usr/local/sbin/offsample ] ||
+		compgen -G '/usr/src/offsample-*' >/dev/null ||
+		compgen -G '/lib/modules/*/updates/dkms/offsample.ko*' >/dev/null ||
+		compgen -G '/lib/modules/*/updates/offsample.ko*' >/dev/null
+}
 
 case "${1:-}" in
 before)
@@ -53,6 +71,7 @@ before)
 	first=$1
 	shift
 	echo installed > "$STATE/state"
+	echo "installed by $TOP/packaging/guest-setup.sh before, $(date -u +%FT%TZ)" > "$MARK"
 	{
 		echo "make install"
 		make --no-print-directory -C "$TOP" install KVER="$first" NO_APT=1 2>&1
@@ -85,10 +104,37 @@ after)
 		make --no-print-directory -C "$TOP" uninstall > "$STATE/uninstall.log" 2>&1 ||
 			{ cat "$STATE/uninstall.log" >&2; exit 1; }
 		echo uninstalled > "$STATE/state"
+		rm -f "$MARK"
 	fi
 	;;
+stale)
+	if [ -f "$MARK" ]; then
+		why="an earlier test run installed it and did not remove it ($(cat "$MARK"))"
+	elif [ "${CI:-}" = true ] || [ "${CI:-}" = 1 ]; then
+		why="this is a CI machine (CI=$CI)"
+	else
+		exit 0
+	fi
+	if ! installed_here; then
+		rm -f "$MARK"
+		exit 0
+	fi
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "guest-setup: a leftover offsample install is on this machine ($why), but removing it needs root" >&2
+		exit 1
+	fi
+	echo "guest-setup: removing the offsample install on this machine: $why"
+	# No apt here: without DKMS the uninstall removes the kbuild files.
+	[ -d /sys/module/offsample ] && modprobe -r offsample
+	make --no-print-directory -C "$TOP" uninstall PURGE=1 2>&1 || exit 1
+	if installed_here; then
+		echo "guest-setup: offsample is still installed after make uninstall" >&2
+		exit 1
+	fi
+	rm -f "$MARK"
+	;;
 *)
-	echo "usage: $0 before KERNEL... | after" >&2
+	echo "usage: $0 before KERNEL... | after | stale" >&2
 	exit 2
 	;;
 esac

@@ -65,6 +65,15 @@ default|rt|all) kernels=$(tests/vm/kernels.sh "${OFFS_KERNELS:-default}") ;;
 *) kernels=$OFFS_KERNELS ;;
 esac
 
+# An install that a killed run (or, in CI, anything) left behind would make
+# the packaging round trip skip and the guests test an old module.
+if [ "$(id -u)" -eq 0 ] && ! packaging/guest-setup.sh stale > "$RESULTS/guest-setup-stale.log" 2>&1; then
+	cat "$RESULTS/guest-setup-stale.log" >&2
+	fail_step "removing a leftover offsample install"
+elif [ -s "$RESULTS/guest-setup-stale.log" ]; then
+	head -n1 "$RESULTS/guest-setup-stale.log"
+fi
+
 if [ $mode != guest ] && ls tests/host/*.bats >/dev/null 2>&1; then
 	echo "== host suites"
 	bats --tap tests/host/ < /dev/null > "$RESULTS/host.tap" 2> "$RESULTS/host.stderr"

@@ -232,6 +232,57 @@ snapshot() {
 	assert_success
 }
 
+@test "packaging: guest-setup stale removes what a killed test run (or CI) left behind, and keeps a user's install" {
+	if [ -n "$(dkms status -m offsample 2>/dev/null)" ] || [ -e /usr/local/sbin/offsample ]; then
+		skip "offsample is installed on this machine already: not touching it"
+	fi
+	local mark=$PKG_TMP/test-install-mark
+	snapshot > "$PKG_TMP/before"
+	touch "$PKG_TMP/installed"
+	unset mok_signing_key mok_certificate
+	# The state CI found on 2026-11-25: tools installed, offsample
+	# registered with the machine's DKMS.
+	run make --no-print-directory install MODULE=none NO_APT=1
+	assert_success
+	run dkms add .
+	assert_success
+
+	# No marker, not CI: a user's install, kept as it is.
+	run env -u CI OFFS_TEST_INSTALL_MARK="$mark" packaging/guest-setup.sh stale
+	assert_success
+	assert_output ""
+	[ -x /usr/local/sbin/offsample ]
+	run --separate-stderr dkms status -m offsample
+	assert_output "offsample/$VERSION: added"
+
+	# The marker of a run killed between before and after: removed.
+	echo "installed by packaging.bats" > "$mark"
+	run env -u CI OFFS_TEST_INSTALL_MARK="$mark" packaging/guest-setup.sh stale
+	assert_success
+	assert_line "guest-setup: removing the offsample install on this machine: an earlier test run installed it and did not remove it (installed by packaging.bats)"
+	[ ! -e "$mark" ]
+	run --separate-stderr dkms status -m offsample
+	assert_output ""
+	snapshot > "$PKG_TMP/after"
+	run diff "$PKG_TMP/before" "$PKG_TMP/after"
+	assert_success
+
+	# On a CI machine any install is a leftover.
+	run make --no-print-directory install MODULE=none NO_APT=1
+	assert_success
+	run env CI=true OFFS_TEST_INSTALL_MARK="$mark" packaging/guest-setup.sh stale
+	assert_success
+	assert_line "guest-setup: removing the offsample install on this machine: this is a CI machine (CI=true)"
+	rm -f "$PKG_TMP/installed"
+	snapshot > "$PKG_TMP/after"
+	run diff "$PKG_TMP/before" "$PKG_TMP/after"
+	assert_success
+	# Nothing installed: nothing to do.
+	run env CI=true OFFS_TEST_INSTALL_MARK="$mark" packaging/guest-setup.sh stale
+	assert_success
+	assert_output ""
+}
+
 @test "packaging: make deb builds offsample-dkms and offsample-tools that apt can install" {
 	run make --no-print-directory deb BUILD="$PKG_TMP/b" NO_APT=1
 	assert_success
