@@ -32,51 +32,9 @@
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
 #include <linux/smp.h>
-#include <asm/unwind.h>
-#include <asm/ptrace.h>
 
 #include "offsample.h"
-
-/*
- * The kernel stack of the interrupted context, leaf first; sets *umode
- * (and returns 0) when user code was interrupted.  Hard IRQ, current only.
- */
-static unsigned int offs_unwind_interrupted(unsigned long *ips,
-					    unsigned int max, bool *truncated,
-					    bool *umode)
-{
-	struct unwind_state st;
-	struct pt_regs *regs;
-	bool partial, crossed = false;
-	unsigned long addr;
-	unsigned int n = 0;
-
-	*truncated = false;
-	*umode = false;
-	for (unwind_start(&st, current, NULL, NULL); !unwind_done(&st);
-	     unwind_next_frame(&st)) {
-		if (!crossed) {
-			/* Our own frames, up to the IPI's entry registers. */
-			regs = unwind_get_entry_regs(&st, &partial);
-			if (!regs || partial)
-				continue;
-			crossed = true;
-			if (user_mode(regs)) {
-				*umode = true;
-				return 0;
-			}
-		}
-		addr = unwind_get_return_address(&st);
-		if (!addr)
-			break;
-		if (n == max) {
-			*truncated = true;
-			break;
-		}
-		ips[n++] = addr;
-	}
-	return n;
-}
+#include "unwind.h"
 
 struct offs_oncpu_req {
 	struct task_struct *t;

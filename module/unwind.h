@@ -8,5 +8,7 @@ struct task_struct;
 
 unsigned int offs_unwind_kernel(struct task_struct *t, unsigned long *ips,
 				unsigned int max, bool *truncated);
+unsigned int offs_unwind_interrupted(unsigned long *ips, unsigned int max,
+				     bool *truncated, bool *umode);
 
 #endif /* OFFS_UNWIND_H */
