@@ -13,7 +13,8 @@
 #   tests/run.sh [--host-only | --guest-only]
 # Environment: OFFS_KERNELS (default|rt|all or a list of releases),
 # OFFS_GUEST_JOBS (guests booted at once; default: one per 4 host CPUs,
-# at least one).
+# at least one), OFFS_GUEST_TIMEOUT (seconds a guest may run, default
+# 1500: CI runs one in about 17 minutes; a slower machine needs more).
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 cd "$TOP"
@@ -124,7 +125,8 @@ if [ $mode != host ]; then
 		echo "== guest $k: started $(date -u +%TZ)"
 		(
 			start=$(date +%s)
-			tests/vm/run-guest.sh "$k" "$out" -- tests/guest/run.sh "$out" \
+			tests/vm/run-guest.sh ${OFFS_GUEST_TIMEOUT:+--timeout "$OFFS_GUEST_TIMEOUT"} \
+				"$k" "$out" -- tests/guest/run.sh "$out" \
 				> "$out.log" 2>&1
 			echo "$? $(( $(date +%s) - start ))" > "$out.rc"
 		) &

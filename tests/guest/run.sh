@@ -31,7 +31,14 @@ dmesg_pid=$!
 export BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-600}
 # bats in a session of its own: whatever a failed test left running is
 # killed afterwards, so it cannot hold the console and keep the guest up.
-setsid bats --tap --timing --print-output-on-failure tests/guest/ < /dev/null > "$out/guest.tap" 2> "$out/guest.stderr" &
+# guest.tap.times: each TAP line with the guest's clock when it came, so
+# that the time between tests (setup_file, teardown) shows too.
+# shellcheck disable=SC2016
+setsid bash -c 'set -o pipefail
+	bats --tap --timing --print-output-on-failure tests/guest/ < /dev/null 2> "$1/guest.stderr" |
+		tee "$1/guest.tap" |
+		perl -MTime::HiRes=time -ne '\''BEGIN { $| = 1 } printf "%.1f %s", time, $_'\'' > "$1/guest.tap.times"' \
+	run.sh "$out" &
 bats_pid=$!
 wait $bats_pid
 rc=$?
