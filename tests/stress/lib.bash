@@ -128,11 +128,32 @@ stress_readers_start() {
 	done
 }
 
+# A reader or drainer still there 60 s after TERM fails the test with what
+# it and its children were doing (6.12, 2026-11-25: one never ended and the
+# test ran into bats's 600 s limit with no evidence).
 stress_readers_stop() {
 	[ ${#READERS[@]} -gt 0 ] || return 0
+	local p left i
 	kill -TERM "${READERS[@]}" 2>/dev/null || true
+	for i in $(seq 1 600); do
+		left=()
+		for p in "${READERS[@]}"; do
+			kill -0 "$p" 2>/dev/null && left+=("$p")
+		done
+		[ ${#left[@]} -eq 0 ] && break
+		sleep 0.1
+	done
+	if [ ${#left[@]} -gt 0 ]; then
+		echo "readers still running 60 s after TERM: ${left[*]}" >&2
+		ps -eo pid,ppid,stat,wchan:32,args >&2
+		for p in "${left[@]}" $(pgrep -P "$(echo "${left[@]}" | tr ' ' ,)"); do
+			echo "== $p: $(cat /proc/"$p"/stack 2>/dev/null | tr '\n' ' ')" >&2
+		done
+		kill -KILL "${left[@]}" 2>/dev/null
+	fi
 	wait "${READERS[@]}" 2>/dev/null || true
 	READERS=()
+	[ ${#left[@]} -eq 0 ]
 }
 
 # Total complete reads recorded by the reader loops in DIR.
