@@ -149,7 +149,7 @@ stress_readers_stop() {
 		for p in "${left[@]}" $(pgrep -P "$(echo "${left[@]}" | tr ' ' ,)"); do
 			echo "== $p: $(cat /proc/"$p"/stack 2>/dev/null | tr '\n' ' ')" >&2
 		done
-		kill -KILL "${left[@]}" 2>/dev/null
+		kill -KILL "${left[@]}" 2>/dev/null || true
 	fi
 	wait "${READERS[@]}" 2>/dev/null || true
 	READERS=()
