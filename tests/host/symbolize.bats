@@ -383,6 +383,38 @@ mkstacks() {
 	assert_equal "$output" "$first"
 }
 
+@test "--fill-cache: symbols cached ahead, then named without nm; bad files are errors, the rest cached" {
+	mkstacks "$T/in" "$D/prog" "$D/libosd.so"
+	run -0 "$SYM" --no-cache "$T/in"
+	local want=$output
+	run -1 --separate-stderr "$SYM" --fill-cache "$D/prog" /etc/passwd "$T/none" "$D" "$D/libosd.so"
+	assert_equal "${lines[0]}" "$D/prog: $(nm --defined-only "$D/prog" | awk '$2 ~ /^[TtWwi]$/' | sort -u -k1,1 | wc -l) symbols"
+	assert_line --index 1 --regexp "^$D/libosd\.so: [1-9][0-9]* symbols$"
+	assert_equal "${#lines[@]}" 2
+	assert_equal "$stderr" "offsample-symbolize: /etc/passwd: not an ELF file
+offsample-symbolize: $T/none: no such file
+offsample-symbolize: $D: not a regular file"
+	run -0 ls "$T/cache/syms"
+	assert_equal "${#lines[@]}" 2
+	# Symbolizing now starts no nm (a failing one that leaves a trace is
+	# first on PATH) and names as a fresh run does.
+	mkdir "$T/bin"
+	printf '#!/bin/sh\ntouch "%s/nm-called"\nexit 1\n' "$T" > "$T/bin/nm"
+	chmod +x "$T/bin/nm"
+	PATH=$T/bin:/usr/bin:/bin run -0 "$SYM" "$T/in"
+	assert_equal "$output" "$want"
+	assert_output --partial "prog_leaf"
+	[ ! -e "$T/nm-called" ] || false
+	# Usage errors.
+	run -2 --separate-stderr "$SYM" --fill-cache
+	assert_equal "$stderr" "offsample-symbolize: --fill-cache needs at least one ELF file (see --help)"
+	run -2 --separate-stderr "$SYM" --fill-cache --no-cache "$D/prog"
+	assert_equal "$stderr" "offsample-symbolize: --fill-cache and --no-cache exclude each other"
+	chmod 0777 "$T/cache"
+	run -1 --separate-stderr "$SYM" --fill-cache "$D/prog"
+	assert_equal "$stderr" "offsample-symbolize: no usable cache directory ($T/cache/syms: not a directory of yours that only you can write)"
+}
+
 @test "--root: files looked up under a directory" {
 	mkdir -p "$T/root/opt/app"
 	cp "$D/prog" "$T/root/opt/app/prog"

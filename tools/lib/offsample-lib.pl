@@ -15,7 +15,6 @@
 use strict;
 use warnings;
 use Getopt::Long qw(GetOptionsFromArray :config no_ignore_case bundling no_auto_abbrev);
-use POSIX qw(strftime floor);
 use FindBin;
 use lib $FindBin::RealBin;
 use OffsampleStacks qw(parse kfunc ufunc frames renumber_edge @V1 fail fail_on_die);
