@@ -13,9 +13,14 @@
 #   tests/run.sh [--host-only | --guest-only]
 # Environment: OFFS_KERNELS (default|rt|all or a list of releases),
 # OFFS_GUEST_JOBS (guests booted at once; default: one per 4 host CPUs,
-# at least one), OFFS_GUEST_TIMEOUT (seconds a guest may run, default
-# 1500: CI runs one in about 17 minutes; a slower machine needs more).
+# at least one), OFFS_TEST_BUDGET (seconds the whole run may take,
+# default 4800: CI stops a run at 90 minutes), OFFS_GUEST_TIMEOUT
+# (seconds a guest may run; default: an even share of what is left of the
+# budget when it starts, so that one slow guest cannot take everything,
+# and a run on a machine at half speed still ends with every result).
 set -u
+t0=$(date +%s)
+budget=${OFFS_TEST_BUDGET:-4800}
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 cd "$TOP"
 mode=all
@@ -51,6 +56,24 @@ fail_step() {	# a set-up step failed: count it and keep going where possible
 	echo "FAILED: $1" >&2
 	total_f=$((total_f + 1))
 	summary+=("$(printf '%-34s FAILED' "$1")")
+}
+
+source tests/lib/guest-share.bash
+
+# symcache_fill: $RESULTS/symcache, the symbols of the programs that show
+# up in every guest's recordings (offsample-symbolize --fill-cache).
+symcache_fill() {
+	local files=() c f vdir
+	for c in bash dash perl cat sleep tee dmesg udevadm awk sed grep kmod; do
+		f=$(command -v "$c") && files+=("$(readlink -f "$f")")
+	done
+	for f in /lib64/ld-linux-x86-64.so.2 /lib/x86_64-linux-gnu/libc.so.6 \
+	    /lib/x86_64-linux-gnu/libkmod.so.2 build/offsample-*; do
+		[ -f "$f" ] && files+=("$(readlink -f "$f")")
+	done
+	vdir=$(python3 -c 'import os, virtme; print(os.path.dirname(virtme.__file__))' 2>/dev/null) &&
+		[ -f "$vdir/guest/bin/virtme-ng-init" ] && files+=("$vdir/guest/bin/virtme-ng-init")
+	tools/offsample-symbolize --fill-cache --cache-dir "$RESULTS/symcache" "${files[@]}"
 }
 
 echo "== dependencies"
@@ -117,15 +140,24 @@ if [ $mode != host ]; then
 		fi
 		ready+=("$k")
 	done
+	# The symbols of the programs every guest run samples, read here
+	# once: in a guest, nm of a dozen files costs 35 to 50 s each time a
+	# cold cache meets them.  tests/guest/run.sh copies this seed.
+	symcache_fill > "$RESULTS/symcache.log" 2>&1 ||
+		echo "note: symbol cache seed incomplete (see $RESULTS/symcache.log)"
 	jobs=${OFFS_GUEST_JOBS:-$(( $(nproc) / 4 ))}
 	[ "$jobs" -ge 1 ] 2>/dev/null || jobs=1
 	pids=()
+	left=${#ready[@]}
 	for k in "${ready[@]}"; do
 		out=$RESULTS/guest-$k
-		echo "== guest $k: started $(date -u +%TZ)"
+		# Its share of what is left of the budget (tests/lib/guest-share.bash).
+		gt=${OFFS_GUEST_TIMEOUT:-$(guest_share "$t0" "$budget" "$(date +%s)" "$left" "$jobs")}
+		left=$((left - 1))
+		echo "== guest $k: started $(date -u +%TZ), may run ${gt}s"
 		(
 			start=$(date +%s)
-			tests/vm/run-guest.sh ${OFFS_GUEST_TIMEOUT:+--timeout "$OFFS_GUEST_TIMEOUT"} \
+			tests/vm/run-guest.sh --timeout "$gt" \
 				"$k" "$out" -- tests/guest/run.sh "$out" \
 				> "$out.log" 2>&1
 			echo "$? $(( $(date +%s) - start ))" > "$out.rc"
@@ -144,8 +176,14 @@ if [ $mode != host ]; then
 		read -r rc secs < "$out.rc" 2>/dev/null || { rc=125 secs=?; }
 		echo "   guest $k: exit $rc after ${secs}s"
 		if [ "$rc" -eq 125 ]; then
-			fail_step "guest $k did not run"
-			continue
+			if [ ! -s "$out/guest.tap" ]; then
+				fail_step "guest $k did not run"
+				continue
+			fi
+			# Killed by the timeout: what it reported counts, the
+			# tests it did not reach fail (tap-summary.awk).
+			fail_step "guest $k timed out (last lines: $out/guest.tap.times)"
+			tail -n 3 "$out/guest.tap.times" 2>/dev/null | sed 's/^/   /'
 		fi
 		record "guest $k" "$out/guest.tap"
 	done

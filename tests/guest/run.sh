@@ -4,16 +4,27 @@
 # the module built for the running kernel.  Results go to OUTDIR, which the
 # host shares read-write with the guest.
 #
-#   tests/guest/run.sh OUTDIR
+#   tests/guest/run.sh OUTDIR [SUITE.bats...]   (default: all of tests/guest/)
 set -u
-out=${1:?usage: run.sh OUTDIR}
+out=${1:?usage: run.sh OUTDIR [SUITE.bats...]}
+shift
+[ $# -gt 0 ] || set -- tests/guest/
 cd "$(dirname "$0")/../.." || exit 125
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+# Read by tests/guest/lib.bash, which must not start programs (per test).
+export OFFS_TOP=$PWD KREL=$(uname -r)
 export OFFS_ARTIFACTS=$out
 # The symbolizer's cache: the guest sees the host's home read-only, and
 # without a cache every naming of the live stacks reads every program's
 # symbols again (half a minute each under emulation).
+# tests/run.sh seeds it with the symbols of the usual programs, read on
+# the host (RESULTS/symcache, next to OUTDIR; read-only here).
 export OFFSAMPLE_CACHE_DIR=/tmp/offsample-symcache
+if [ -d "$out/../symcache/syms" ]; then
+	mkdir -p -m 0700 "$OFFSAMPLE_CACHE_DIR"
+	cp -r "$out/../symcache/syms" "$OFFSAMPLE_CACHE_DIR/" &&
+		chmod 0700 "$OFFSAMPLE_CACHE_DIR/syms"
+fi
 uname -r > "$out/kernel"
 ko=build/$(uname -r)/offsample.ko
 if [ ! -f "$ko" ]; then
@@ -35,10 +46,12 @@ export BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-600}
 # that the time between tests (setup_file, teardown) shows too.
 # shellcheck disable=SC2016
 setsid bash -c 'set -o pipefail
-	bats --tap --timing --print-output-on-failure tests/guest/ < /dev/null 2> "$1/guest.stderr" |
-		tee "$1/guest.tap" |
-		perl -MTime::HiRes=time -ne '\''BEGIN { $| = 1 } printf "%.1f %s", time, $_'\'' > "$1/guest.tap.times"' \
-	run.sh "$out" &
+	out=$1
+	shift
+	bats --tap --timing --print-output-on-failure "$@" < /dev/null 2> "$out/guest.stderr" |
+		tee "$out/guest.tap" |
+		perl -MTime::HiRes=time -ne '\''BEGIN { $| = 1 } printf "%.1f %s", time, $_'\'' > "$out/guest.tap.times"' \
+	run.sh "$out" "$@" &
 bats_pid=$!
 wait $bats_pid
 rc=$?
