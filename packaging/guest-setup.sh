@@ -60,7 +60,9 @@ before)
 		"$TOP/tests/lib/deps.sh" dkms >&2 || exit 1
 		hash -r
 	fi
-	if [ -n "$(dkms status -m offsample 2>/dev/null)" ] || [ -e /usr/local/sbin/offsample ]; then
+	# The same test as `stale`: any part of an install (DKMS entry, tools,
+	# sources, a module) is someone's, and `after` would remove it.
+	if installed_here; then
 		echo "guest-setup: offsample is already installed on this machine; using it as it is" >&2
 		echo preinstalled > "$STATE/state"
 		for k in "$@"; do
