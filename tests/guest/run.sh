@@ -25,11 +25,11 @@ if [ -d "$out/../symcache/syms" ]; then
 	cp -r "$out/../symcache/syms" "$OFFSAMPLE_CACHE_DIR/" &&
 		chmod 0700 "$OFFSAMPLE_CACHE_DIR/syms"
 fi
-uname -r > "$out/kernel"
-ko=build/$(uname -r)/offsample.ko
+echo "$KREL" > "$out/kernel"
+ko=build/$KREL/offsample.ko
 if [ ! -f "$ko" ]; then
 	echo "1..1" > "$out/guest.tap"
-	echo "not ok 1 module built for $(uname -r) ($ko missing)" >> "$out/guest.tap"
+	echo "not ok 1 module built for $KREL ($ko missing)" >> "$out/guest.tap"
 	exit 1
 fi
 # If anything hangs, leave evidence: the hung-task detector reports after

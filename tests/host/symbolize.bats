@@ -62,6 +62,14 @@ setup() {
 	KST='__schedule+0x34d/0xa00;schedule+0x5a/0xd0;futex_wait_queue+0x60/0x90;futex_wait+0x185/0x270;do_futex+0x106/0x1b0;__x64_sys_futex+0x8e/0x1d0;do_syscall_64+0x5d/0xb0;entry_SYSCALL_64_after_hwframe+0x6e/0xd8'
 }
 
+# fake_nm: an nm that leaves a trace ($T/nm-called) and fails, in
+# $T/bin (put it first on PATH).
+fake_nm() {
+	mkdir -p "$T/bin"
+	printf '#!/bin/sh\ntouch "%s/nm-called"\nexit 1\n' "$T" > "$T/bin/nm"
+	chmod +x "$T/bin/nm"
+}
+
 # vaddr FILE SYMBOL: the symbol's address (nm, mangled names), decimal.
 vaddr() {
 	local v
@@ -359,9 +367,7 @@ mkstacks() {
 	run -0 ls "$T/cache/syms"
 	assert_equal "${#lines[@]}" 2
 	# An nm that leaves a trace and fails, first on PATH.
-	mkdir "$T/bin"
-	printf '#!/bin/sh\ntouch "%s/nm-called"\nexit 1\n' "$T" > "$T/bin/nm"
-	chmod +x "$T/bin/nm"
+	fake_nm
 	PATH=$T/bin:/usr/bin:/bin run -0 "$SYM" "$T/in"
 	assert_equal "$output" "$first"
 	[ ! -e "$T/nm-called" ] || false
@@ -398,9 +404,7 @@ offsample-symbolize: $D: not a regular file"
 	assert_equal "${#lines[@]}" 2
 	# Symbolizing now starts no nm (a failing one that leaves a trace is
 	# first on PATH) and names as a fresh run does.
-	mkdir "$T/bin"
-	printf '#!/bin/sh\ntouch "%s/nm-called"\nexit 1\n' "$T" > "$T/bin/nm"
-	chmod +x "$T/bin/nm"
+	fake_nm
 	PATH=$T/bin:/usr/bin:/bin run -0 "$SYM" "$T/in"
 	assert_equal "$output" "$want"
 	assert_output --partial "prog_leaf"
