@@ -10,15 +10,17 @@
 #   make bench BENCH_KERNEL=rel  the guest kernel (default: first line of
 #                                tests/vm/kernels.sh)
 #   make bench-helpers           only build the helper programs
+#   make bench-floor [KVER=rel]  only build the empty-walk module (floor)
 #
 # Loop counts and sizes: BENCH_SIZES, BENCH_PROC_PASSES, BENCH_TICKS_COLD,
 # BENCH_TICKS_WARM, BENCH_PIPE_THREADS, BENCH_PIPE_LOOPS, BENCH_PIPE_ROUNDS,
 # BENCH_READ_SIZES, BENCH_READS, BENCH_CFI_THREADS, BENCH_BLK_THREADS,
-# BENCH_SECTIONS (tick pipe read cfi blockers oncpu; see tests/bench/bench-inner.sh).
+# BENCH_MODEL_SIZES, BENCH_MODEL_PCTS,
+# BENCH_SECTIONS (tick model pipe read cfi blockers oncpu; see tests/bench/bench-inner.sh).
 
 BENCH_BIN := $(BUILD)/bench
 
-.PHONY: bench bench-helpers
+.PHONY: bench bench-helpers bench-floor
 
 bench-helpers: $(BENCH_BIN)/offsample-sleepers $(BENCH_BIN)/offsample-benchtool
 
@@ -35,3 +37,15 @@ $(BENCH_BIN)/offsample-benchtool: $(TOP)/tests/bench/benchtool.c
 
 bench:
 	@BUILD='$(BUILD)' $(TOP)/tests/bench/bench.sh
+
+# The floor of a tick (tests/bench/walkfloor): a test-only module built
+# beside offsample.ko for the same kernel, with the same features.h.
+FLOOR_DIR := $(BUILD)/$(KVER)/walkfloor
+bench-floor: $(BUILD)/$(KVER)/offsample.ko $(TOP)/tests/bench/walkfloor/walkfloor.c $(TOP)/module/compat.h
+	@mkdir -p $(FLOOR_DIR)
+	@ln -sf $(TOP)/tests/bench/walkfloor/walkfloor.c $(TOP)/tests/bench/walkfloor/Kbuild \
+		$(TOP)/module/compat.h $(FLOOR_DIR)/
+	@cp $(BUILD)/$(KVER)/features.h $(FLOOR_DIR)/
+	@kdir=$(KDIR); [ -d "$$kdir" ] || kdir=/usr/src/linux-headers-$(KVER); \
+	$(MAKE) -C $$kdir M=$(FLOOR_DIR) modules W=1
+	@echo "built $(FLOOR_DIR)/offsample_walkfloor.ko"

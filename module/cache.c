@@ -19,8 +19,9 @@
  * is only compared, never followed.  A capture is cached only if it is
  * whole (not degraded, see sampler.c) and only while the parameters that
  * shape a capture are those it was taken under (offs_config_seq).
- * Entries of threads not visited in a tick (exited, or no longer sampled)
- * are freed at the end of that tick.  The
+ * Entries of threads not seen in a tick (exited, or no longer sampled)
+ * are freed at the end of that tick; a tick in which every entry was seen
+ * (counted) does not look at them.  The
  * number of entries is bounded by the thread_cache parameter (0 disables
  * the cache); threads beyond it are always fully captured.  The hash table
  * follows the number of entries (one to eight buckets per entry, at least
@@ -61,6 +62,16 @@ static unsigned int offs_tc_bits;
 static struct kmem_cache *offs_tc_cache;
 static unsigned int offs_tc_n;
 static u64 offs_tc_tick;
+static unsigned int offs_tc_seen;	/* entries seen in this tick */
+
+/* The entry's thread is visited in this tick: keep the entry. */
+static inline void offs_tc_mark_seen(struct offs_tc_ent *e)
+{
+	if (e->seen != offs_tc_tick) {
+		e->seen = offs_tc_tick;
+		offs_tc_seen++;
+	}
+}
 
 static struct hlist_head *offs_tc_head(const struct task_struct *t)
 {
@@ -127,25 +138,27 @@ struct offs_tc_ent *offs_tc_lookup(struct task_struct *t)
 		return NULL;
 	e->task = t;
 	e->start_time = t->start_time;
+	e->seen = offs_tc_tick;
+	offs_tc_seen++;
 	hlist_add_head(&e->node, head);
 	offs_tc_n++;
 	atomic64_add(sizeof(*e), &offs_stats.mem_bytes);
 found:
-	e->seen = offs_tc_tick;
+	offs_tc_mark_seen(e);
 	return e;
 }
 
 /*
- * Lockless: is the thread exactly as it was at its last full capture?
- * A thread being woken right now may still pass; the sample is then what
- * it was a moment ago, which is what sampling means anyway.
+ * Lockless: are the task's fields (state word, queued, on a CPU, switch
+ * count) as they were at the cached capture?  A thread being woken right
+ * now may still pass; the sample is then what it was a moment ago, which
+ * is what sampling means anyway.
  */
-bool offs_tc_unchanged(struct task_struct *t, const struct offs_tc_ent *e)
+static inline bool offs_tc_same(struct task_struct *t,
+				const struct offs_tc_ent *e)
 {
 	unsigned int state;
 
-	if (!e->valid || e->config_seq != READ_ONCE(offs_config_seq))
-		return false;
 	/* The order of pin.c (try_to_wake_up()): state, on_rq, on_cpu. */
 	state = offs_task_state(t);
 	smp_rmb();	/* on_rq after the state */
@@ -155,6 +168,70 @@ bool offs_tc_unchanged(struct task_struct *t, const struct offs_tc_ent *e)
 		return false;
 	smp_rmb();	/* on_cpu after on_rq */
 	return !offs_task_ran(t, e->ncsw);
+}
+
+/* Is the thread exactly as it was at its last full capture? */
+bool offs_tc_unchanged(struct task_struct *t, const struct offs_tc_ent *e)
+{
+	return e->valid && e->config_seq == READ_ONCE(offs_config_seq) &&
+	       offs_tc_same(t, e);
+}
+
+/*
+ * What offs_tc_walk_hit() compares with, read once per tick: the
+ * parameters' sequence and key fields of the tick, the current
+ * generation, whether lock holders are looked up.
+ */
+static struct {
+	unsigned int config_seq;
+	unsigned int key_fields;
+	u64 gen_seq;
+	bool blockers;
+	bool on;
+} offs_tc_walk;
+
+/* Start of a tick (offs_tick_lock held): see offs_tc_walk_hit(). */
+void offs_tc_tick_begin(unsigned int config_seq)
+{
+	offs_tc_tick++;
+	offs_tc_seen = 0;
+	offs_tc_walk.config_seq = config_seq;
+	offs_tc_walk.key_fields = READ_ONCE(offs_key_fields);
+	offs_tc_walk.gen_seq = offs_table_gen_seq();
+	offs_tc_walk.blockers = READ_ONCE(offs_blockers);
+	offs_tc_walk.on = READ_ONCE(offs_thread_cache);
+}
+
+/*
+ * The sampler's RCU walk (sampler.c): count thread t again right there if
+ * it has not changed since its cached capture (offs_tc_unchanged()) and
+ * its record can take the sample without offs_table_lock
+ * (offs_table_again_fast()).  Returns the record, or NULL when t must be
+ * visited: no entry yet, changed, captured under other parameters than
+ * this tick's, waiting on a lock whose holder is looked up (that reads the
+ * waiter's memory, which may sleep), or a record that needs the lock.
+ * Never allocates; marks the entry seen, as offs_tc_lookup() does.
+ * rcu_read_lock() held.
+ */
+struct offs_rec *offs_tc_walk_hit(struct task_struct *t, bool *first)
+{
+	struct offs_tc_ent *e;
+
+	if (!offs_tc_walk.on)
+		return NULL;
+	hlist_for_each_entry(e, offs_tc_head(t), node) {
+		if (e->task == t && e->start_time == t->start_time)
+			goto found;
+	}
+	return NULL;
+found:
+	offs_tc_mark_seen(e);
+	if (!e->valid || e->config_seq != offs_tc_walk.config_seq ||
+	    !offs_tc_same(t, e) ||
+	    (e->hit.fx.cand != OFFS_FX_NONE && offs_tc_walk.blockers))
+		return NULL;
+	return offs_table_again_fast(t, &e->hit, offs_tc_walk.gen_seq,
+				     offs_tc_walk.key_fields, first);
 }
 
 struct offs_hit *offs_tc_hit(struct offs_tc_ent *e)
@@ -190,11 +267,6 @@ void offs_tc_invalidate(struct offs_tc_ent *e)
 	e->valid = false;
 }
 
-void offs_tc_tick_begin(void)
-{
-	offs_tc_tick++;
-}
-
 static void offs_tc_free(struct offs_tc_ent *e)
 {
 	hlist_del(&e->node);
@@ -216,10 +288,17 @@ void offs_tc_sweep(bool all)
 	struct hlist_node *tmp;
 	unsigned int i, want;
 
-	for (i = 0; i < (1U << offs_tc_bits); i++)
+	/*
+	 * Every entry seen (the common case): nothing to look for.  Else stop
+	 * once the unseen ones are gone: each free lowers offs_tc_n.
+	 */
+	for (i = 0; i < (1U << offs_tc_bits); i++) {
+		if (!all && offs_tc_seen >= offs_tc_n)
+			break;
 		hlist_for_each_entry_safe(e, tmp, &offs_tc_buckets[i], node)
 			if (all || e->seen != offs_tc_tick)
 				offs_tc_free(e);
+	}
 	WRITE_ONCE(offs_stats.cache_entries, offs_tc_n);
 	if (all)
 		return;

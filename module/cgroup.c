@@ -68,12 +68,6 @@ static struct cgroup *offs_cg_resolve(char *path)
 	return cg;
 }
 
-/* The caller holds rcu_read_lock(): a task's css_set is RCU-protected. */
-u64 offs_task_cgid_rcu(struct task_struct *t)
-{
-	return cgroup_id(task_dfl_cgroup(t));
-}
-
 /* Resolve the stored path into the target; offs_cg_lock held. */
 static int offs_cg_apply(char *p)
 {

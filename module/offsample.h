@@ -166,6 +166,12 @@ struct offs_rec {
 	u64 cgid;
 	u64 count;
 	/*
+	 * Samples of the tick in progress counted without offs_table_lock
+	 * (offs_table_again_fast()); the sampler alone writes it, and adds it
+	 * to count under the lock at the end of the tick (offs_table_fold()).
+	 */
+	unsigned int pending;
+	/*
 	 * GAPP criticality: the sum over this record's samples taken while
 	 * few of their process's threads were active, of 1 / (active
 	 * threads), in millionths (sampler.c, offs_table_critical()).
@@ -284,6 +290,10 @@ struct offs_stats {
 	u64 oncpu_missed;		/* ... gone from the CPU when it looked */
 	u64 oncpu_ns_total;		/* time in those captures (IPI included) */
 	u64 critical_ticks;		/* (process, tick) pairs found critical */
+	u64 walk_hits;			/* cache hits decided in the walk */
+	u64 walk_ns_total;		/* tick phases: the RCU walk, */
+	u64 visit_ns_total;		/* ... visiting changed threads, */
+	u64 end_ns_total;		/* ... and the end of the tick */
 	atomic64_t sym_lookups;
 	atomic64_t sym_hits;
 	atomic64_t sym_flushes;
@@ -317,8 +327,17 @@ static inline void offs_stat_add(u64 *counter, u64 n)
 struct offs_ustack;
 struct offs_wobj;
 
+/*
+ * The id of t's cgroup (v2).  The caller holds rcu_read_lock(): a task's
+ * css_set is RCU-protected.  Inline: the sampler's walk calls it for
+ * every thread (cache.c).
+ */
+static inline u64 offs_task_cgid_rcu(struct task_struct *t)
+{
+	return cgroup_id(task_dfl_cgroup(t));
+}
+
 /* cgroup.c */
-u64 offs_task_cgid_rcu(struct task_struct *t);
 int offs_cgroup_init(void);
 int offs_cgroup_set(const char *path);
 int offs_cgroup_get_param(char *buf, size_t len);
@@ -330,8 +349,28 @@ int offs_cgroup_path(u64 id, struct cgroup_namespace *ns, char *buf,
 		     size_t len);
 void offs_cgroup_exit(void);
 
+/* Context switches of t so far (bumped at every switch-out). */
+static inline unsigned long offs_ncsw(struct task_struct *t)
+{
+	return READ_ONCE(t->nvcsw) + READ_ONCE(t->nivcsw);
+}
+
+/*
+ * Has t been on a CPU since its switch count was ncsw?  The count moves
+ * when a task switches out, before finish_task() releases on_cpu = 0; so
+ * on_cpu is read with acquire first and the count after it: a task that
+ * is still running over what we read shows on_cpu, one that has left the
+ * CPU since shows a new count.  Inline: the sampler's walk asks it for
+ * every thread (cache.c).
+ */
+static inline bool offs_task_ran(struct task_struct *t, unsigned long ncsw)
+{
+	if (smp_load_acquire(&t->on_cpu))	/* pairs with finish_task() */
+		return true;
+	return offs_ncsw(t) != ncsw;
+}
+
 /* pin.c */
-bool offs_task_ran(struct task_struct *t, unsigned long ncsw);
 enum offs_pin offs_pin_capture(struct task_struct *t, struct offs_sample *s,
 			       unsigned int max_depth);
 void offs_sample_names(struct task_struct *t, struct offs_sample *s);

@@ -31,11 +31,6 @@
 #include "unwind.h"
 #include "ustack.h"
 
-static unsigned long offs_ncsw(struct task_struct *t)
-{
-	return READ_ONCE(t->nvcsw) + READ_ONCE(t->nivcsw);
-}
-
 /* State letter of an off-CPU task; see docs/CLASSIFICATION.md. */
 static char offs_state_char(struct task_struct *t, unsigned int state,
 			    enum offs_pin pin)
@@ -108,20 +103,6 @@ void offs_user_walk(struct task_struct *t, struct offs_sample *s)
 		s->uips[0] = s->uip;
 		s->udepth = 1;
 	}
-}
-
-/*
- * Has t been on a CPU since its switch count was ncsw?  The count moves
- * when a task switches out, before finish_task() releases on_cpu = 0; so
- * on_cpu is read with acquire first and the count after it: a task that
- * is still running over what we read shows on_cpu, one that has left the
- * CPU since shows a new count.
- */
-bool offs_task_ran(struct task_struct *t, unsigned long ncsw)
-{
-	if (smp_load_acquire(&t->on_cpu))	/* pairs with finish_task() */
-		return true;
-	return offs_ncsw(t) != ncsw;
 }
 
 enum offs_pin offs_pin_capture(struct task_struct *t, struct offs_sample *s,

@@ -839,7 +839,7 @@ static int offs_stats_show(struct seq_file *m, void *v)
 	struct offs_stats *st = &offs_stats;
 	struct offs_gen_summary sum;
 	struct offs_gen *gen;
-	u64 ticks, visited, avg, cpu_ppm, hits, misses, timed;
+	u64 ticks, visited, walked, avg, cpu_ppm, hits, misses, timed;
 	unsigned int max_stacks, cfi_ents, cfi_jobs;
 	size_t cfi_bytes;
 	char name[32];
@@ -910,7 +910,15 @@ static int offs_stats_show(struct seq_file *m, void *v)
 		  timed ? READ_ONCE(st->hit_ns_timed) / timed : 0);
 	OFFS_SHOW("thread_ns_full",
 		  misses ? READ_ONCE(st->full_ns_total) / misses : 0);
+	walked = visited + READ_ONCE(st->kthreads_skipped) +
+		 READ_ONCE(st->cgroup_skipped);
+	OFFS_SHOW("thread_ns_walk",
+		  walked ? READ_ONCE(st->walk_ns_total) / walked : 0);
+	OFFS_SHOW("tick_walk_ns_total", READ_ONCE(st->walk_ns_total));
+	OFFS_SHOW("tick_visit_ns_total", READ_ONCE(st->visit_ns_total));
+	OFFS_SHOW("tick_end_ns_total", READ_ONCE(st->end_ns_total));
 	OFFS_SHOW("cache_hits", hits);
+	OFFS_SHOW("cache_hits_walk", READ_ONCE(st->walk_hits));
 	OFFS_SHOW("cache_misses", misses);
 	OFFS_SHOW("cache_entries", READ_ONCE(st->cache_entries));
 	OFFS_SHOW("cache_full", READ_ONCE(st->cache_full));

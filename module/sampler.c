@@ -6,10 +6,16 @@
  * threads unless kthreads=0).  A kthread rather than a timer: it may sleep,
  * which the table (mutex, GFP_KERNEL) and, later, user stack walks need.
  *
- * A tick first takes a reference on every thread inside one RCU read-side
- * section (cheap: a pointer walk and an atomic increment per thread), then
- * leaves RCU and pins, unwinds, classifies and records each thread, so
- * nothing heavy runs under RCU and the walk may be preempted.
+ * A tick walks every thread inside one RCU read-side section.  A thread
+ * that has not changed since its cached capture (cache.c) is counted right
+ * there: a hash lookup, the fields that say it has not run, its names, and
+ * an increment on its record that is folded into the table once at the
+ * end of the tick (table.c, offs_table_fold()).  No reference, no lock, no
+ * clock read per thread.  Every other thread gets a reference and is
+ * visited after the walk, outside RCU: pinned, unwound, classified and
+ * recorded, so nothing heavy runs under RCU and the visits may sleep.
+ * The cost of a tick is thus a * threads + b * changed threads, with a
+ * small a (docs/BENCHMARKS.md).
  */
 #include <linux/kthread.h>
 #include <linux/sched.h>
@@ -34,8 +40,10 @@ static DECLARE_WAIT_QUEUE_HEAD(offs_sampler_wq);
 static bool offs_kicked;
 
 /* Sampler-private state (only the sampler kthread touches it). */
-static struct task_struct **offs_snap;
+static struct task_struct **offs_snap;	/* every thread, in walk order */
 static struct offs_snap_out *offs_snap_out;	/* what each visit found */
+static unsigned int *offs_todo;		/* indexes of threads to visit */
+static struct offs_rec **offs_fast_recs;	/* records with pending samples */
 static unsigned int offs_snap_cap;
 static unsigned long offs_ips[OFFS_MAX_DEPTH_LIMIT];
 static unsigned long offs_uips[OFFS_MAX_DEPTH_LIMIT];
@@ -43,15 +51,20 @@ static char offs_wobj_buf[512];
 
 #define OFFS_SNAP_MIN	1024U
 
-#define OFFS_SNAP_SLOT	(sizeof(*offs_snap) + sizeof(*offs_snap_out))
+#define OFFS_SNAP_SLOT	(sizeof(*offs_snap) + sizeof(*offs_snap_out) + \
+			 sizeof(*offs_todo) + sizeof(*offs_fast_recs))
 
 static void offs_snap_free(void)
 {
 	atomic64_sub(offs_snap_cap * OFFS_SNAP_SLOT, &offs_stats.mem_bytes);
 	kvfree(offs_snap);
 	kvfree(offs_snap_out);
+	kvfree(offs_todo);
+	kvfree(offs_fast_recs);
 	offs_snap = NULL;
 	offs_snap_out = NULL;
+	offs_todo = NULL;
+	offs_fast_recs = NULL;
 	offs_snap_cap = 0;
 }
 
@@ -60,51 +73,100 @@ static int offs_snap_grow(unsigned int want)
 	unsigned int cap = max(want + want / 4, OFFS_SNAP_MIN);
 	struct offs_snap_out *o;
 	struct task_struct **n;
+	struct offs_rec **r;
+	unsigned int *d;
 
 	n = kvmalloc_array(cap, sizeof(*n), GFP_KERNEL);
 	o = kvmalloc_array(cap, sizeof(*o), GFP_KERNEL);
-	if (!n || !o) {
+	d = kvmalloc_array(cap, sizeof(*d), GFP_KERNEL);
+	r = kvmalloc_array(cap, sizeof(*r), GFP_KERNEL);
+	if (!n || !o || !d || !r) {
 		kvfree(n);
 		kvfree(o);
+		kvfree(d);
+		kvfree(r);
 		return -ENOMEM;
 	}
 	offs_snap_free();
 	offs_snap = n;
 	offs_snap_out = o;
+	offs_todo = d;
+	offs_fast_recs = r;
 	offs_snap_cap = cap;
 	atomic64_add(cap * OFFS_SNAP_SLOT, &offs_stats.mem_bytes);
 	return 0;
 }
 
+/* What one walk found (offs_walk()). */
+struct offs_walk {
+	unsigned int n;		/* threads in offs_snap[] */
+	unsigned int ntodo;	/* ... of which to visit: offs_todo[] */
+	unsigned int nfast;	/* records in offs_fast_recs[] */
+	unsigned int hits;	/* threads counted in the walk */
+	unsigned int kthreads;	/* skipped: kernel threads */
+	unsigned int cgroup;	/* skipped: outside the cgroup parameter */
+};
+
 /*
- * Reference every thread.  If the array is too small, drop what was taken,
- * grow it and try again; if growing fails, sample the threads that fit.
+ * One pass over every thread under RCU (see the top of this file).  Each
+ * thread gets its slot in offs_snap[] (the pointer is only compared after
+ * the walk, blocker.c) and offs_snap_out[]; those not counted here are
+ * referenced and listed in offs_todo[].  If the arrays are too small, what
+ * was taken and counted is given back, they grow and the walk starts over;
+ * if growing fails, the threads that fit are sampled.
  */
-static unsigned int offs_snapshot(void)
+static void offs_walk(struct offs_walk *w, bool kthreads, struct cgroup *target)
 {
 	struct task_struct *g, *t;
-	unsigned int n, seen, i;
+	struct offs_snap_out *out;
+	struct offs_rec *rec;
+	unsigned int seen, i;
+	bool first;
 	int tries;
 
 	for (tries = 0; ; tries++) {
-		n = 0;
+		memset(w, 0, sizeof(*w));
 		seen = 0;
-		/* The task list is RCU-safe; nothing below sleeps. */
+		/*
+		 * The task list, a task's group leader and css_set are
+		 * RCU-protected; nothing below sleeps or takes a lock.
+		 */
 		rcu_read_lock();
 		for_each_process_thread(g, t) {
 			if (t == current)
 				continue;
-			seen++;
-			if (n < offs_snap_cap) {
-				get_task_struct(t);
-				offs_snap[n++] = t;
+			if (seen++ >= offs_snap_cap)
+				continue;
+			out = &offs_snap_out[w->n];
+			offs_snap[w->n] = t;
+			*out = (struct offs_snap_out) {
+				.tid = t->pid, .tgid = t->tgid,
+			};
+			if (!kthreads && (READ_ONCE(t->flags) & PF_KTHREAD)) {
+				w->kthreads++;
+			} else if (target && !offs_task_in_cgroup(t, target)) {
+				w->cgroup++;
+			} else {
+				out->visited = true;
+				rec = offs_tc_walk_hit(t, &first);
+				if (rec) {
+					out->rec = rec;
+					if (first)
+						offs_fast_recs[w->nfast++] = rec;
+					w->hits++;
+				} else {
+					get_task_struct(t);
+					offs_todo[w->ntodo++] = w->n;
+				}
 			}
+			w->n++;
 		}
 		rcu_read_unlock();
-		if (seen <= n || tries == 2)
-			return n;
-		for (i = 0; i < n; i++)
-			put_task_struct(offs_snap[i]);
+		if (seen <= w->n || tries == 2)
+			return;
+		for (i = 0; i < w->ntodo; i++)
+			put_task_struct(offs_snap[offs_todo[i]]);
+		offs_table_unpend(offs_fast_recs, w->nfast);
 		OFFS_STAT_ADD(snapshot_grow, 1);
 		if (offs_snap_grow(seen))
 			tries = 2;	/* out of memory: one last partial pass */
@@ -238,43 +300,52 @@ static void offs_visit(unsigned int idx, unsigned int max_depth,
 /*
  * GAPP's criticality (Zhou et al., "GAPP: A Fast Profiler for Detecting
  * Serialization Bottlenecks", 2018), at the end of a tick.  The threads of
- * a process come together in the snapshot (for_each_process_thread()).
+ * a process come together in the walk (for_each_process_thread()).
  * For a process with N threads sampled at this tick, A of them active
  * (running or waiting for a CPU): when 0 < A and A <= N * critical_pct /
  * 100, few threads carry the process, and each active thread's record
  * gets 1/A (in millionths); a running thread that was not sampled
  * (oncpu=0, or it left its CPU) counts in A but has no record.  Kernel
  * threads and single-threaded processes are never critical at the default
- * 50% (A <= N / 2 needs N >= 2).
+ * 50% (A <= N / 2 needs N >= 2).  Only visited threads can be active
+ * (those counted in the walk had not run), so only the processes of the
+ * ntodo visited threads (offs_todo[], in walk order) are looked at.
  */
-static void offs_critical_tick_end(unsigned int n)
+static void offs_critical_tick_end(unsigned int n, unsigned int ntodo)
 {
 	unsigned int pct = READ_ONCE(offs_critical_pct);
-	unsigned int i = 0, j, k, nthr, nact;
+	unsigned int i, j, k, t, nthr, nact, done = 0;
 	bool locked = false;
+	pid_t tgid;
 	u64 w;
 
-	while (i < n) {
+	for (t = 0; t < ntodo; t++) {
+		i = offs_todo[t];
+		if (i < done || !offs_snap_out[i].active)
+			continue;
+		/* The process's threads: [i, j) around this one. */
+		tgid = offs_snap_out[i].tgid;
+		while (i > done && offs_snap_out[i - 1].tgid == tgid)
+			i--;
 		nthr = 0;
 		nact = 0;
-		for (j = i; j < n && offs_snap_out[j].tgid ==
-				offs_snap_out[i].tgid; j++) {
+		for (j = i; j < n && offs_snap_out[j].tgid == tgid; j++) {
 			nthr += offs_snap_out[j].visited;
 			nact += offs_snap_out[j].active;
 		}
-		if (nact && nact * 100ULL <= (u64)nthr * pct) {
-			/* One hold for the whole tick, short additions. */
-			if (!locked) {
-				mutex_lock(&offs_table_lock);
-				locked = true;
-			}
-			w = div_u64(1000000, nact);
-			for (k = i; k < j; k++)
-				if (offs_snap_out[k].active && offs_snap_out[k].rec)
-					offs_snap_out[k].rec->crit_micro += w;
-			OFFS_STAT_ADD(critical_ticks, 1);
+		done = j;
+		if (nact * 100ULL > (u64)nthr * pct)
+			continue;
+		/* One hold for the whole tick, short additions. */
+		if (!locked) {
+			mutex_lock(&offs_table_lock);
+			locked = true;
 		}
-		i = j;
+		w = div_u64(1000000, nact);
+		for (k = i; k < j; k++)
+			if (offs_snap_out[k].active && offs_snap_out[k].rec)
+				offs_snap_out[k].rec->crit_micro += w;
+		OFFS_STAT_ADD(critical_ticks, 1);
 	}
 	if (locked)
 		mutex_unlock(&offs_table_lock);
@@ -282,10 +353,11 @@ static void offs_critical_tick_end(unsigned int n)
 
 static void offs_tick(void)
 {
-	unsigned int n, i, max_depth, config_seq;
+	unsigned int k, idx, max_depth, config_seq;
+	struct offs_walk w;
 	struct cgroup *target;
 	bool kthreads;
-	u64 t0, dt;
+	u64 t0, tw, t1, t2, t3, dt;
 
 	t0 = ktime_get_ns();
 	/*
@@ -300,39 +372,40 @@ static void offs_tick(void)
 
 	target = offs_cgroup_target_get();
 	offs_table_tick_begin();
-	offs_tc_tick_begin();
-	n = offs_snapshot();
-	for (i = 0; i < n; i++) {
-		struct task_struct *t = offs_snap[i];
-
-		offs_snap_out[i] = (struct offs_snap_out) {
-			.tid = t->pid, .tgid = t->tgid,
-		};
-		if (!kthreads && (READ_ONCE(t->flags) & PF_KTHREAD)) {
-			OFFS_STAT_ADD(kthreads_skipped, 1);
-		} else if (target && !offs_task_in_cgroup(t, target)) {
-			OFFS_STAT_ADD(cgroup_skipped, 1);
-		} else {
-			OFFS_STAT_ADD(threads_visited, 1);
-			offs_snap_out[i].visited = true;
-			offs_visit(i, max_depth, config_seq);
-			/* An exited process's memory is not kept for the tick. */
-			offs_umm_end_if_orphaned();
-		}
-		/* From here on offs_snap[i] is only compared (blocker.c). */
-		put_task_struct(t);
-		if ((i & 63) == 63)
+	offs_tc_tick_begin(config_seq);
+	tw = ktime_get_ns();
+	offs_walk(&w, kthreads, target);
+	OFFS_STAT_ADD(kthreads_skipped, w.kthreads);
+	OFFS_STAT_ADD(cgroup_skipped, w.cgroup);
+	OFFS_STAT_ADD(threads_visited, w.hits + w.ntodo);
+	OFFS_STAT_ADD(cache_hits, w.hits);
+	OFFS_STAT_ADD(walk_hits, w.hits);
+	t1 = ktime_get_ns();
+	for (k = 0; k < w.ntodo; k++) {
+		idx = offs_todo[k];
+		offs_visit(idx, max_depth, config_seq);
+		/* An exited process's memory is not kept for the tick. */
+		offs_umm_end_if_orphaned();
+		/* From here on offs_snap[idx] is only compared (blocker.c). */
+		put_task_struct(offs_snap[idx]);
+		if ((k & 63) == 63)
 			cond_resched();
 	}
-	offs_blk_tick_end(offs_snap, offs_snap_out, n);
-	offs_critical_tick_end(n);
+	t2 = ktime_get_ns();
+	offs_table_fold(offs_fast_recs, w.nfast);
+	offs_blk_tick_end(offs_snap, offs_snap_out, w.n);
+	offs_critical_tick_end(w.n, w.ntodo);
 	offs_umm_end();
 	offs_root_leave();
 	offs_tc_sweep(false);
 	offs_table_tick_end();
 	offs_cgroup_target_put(target);
 
-	dt = ktime_get_ns() - t0;
+	t3 = ktime_get_ns();
+	dt = t3 - t0;
+	OFFS_STAT_ADD(walk_ns_total, t1 - tw);
+	OFFS_STAT_ADD(visit_ns_total, t2 - t1);
+	OFFS_STAT_ADD(end_ns_total, t3 - t2);
 	OFFS_STAT_ADD(ticks, 1);
 	OFFS_STAT_ADD(tick_ns_total, dt);
 	WRITE_ONCE(offs_stats.tick_ns_last, dt);

@@ -477,6 +477,8 @@ static struct offs_rec *offs_gen_count(const struct offs_key *key)
 	rec->syscall = key->syscall;
 	rec->cgid = key->cgid;
 	rec->count = 0;
+	rec->pending = 0;
+	rec->crit_micro = 0;
 	hlist_add_head(&rec->node, head);
 	list_add_tail(&rec->list, &gen->recs);
 	rec->id = ++gen->nrecs;
@@ -599,6 +601,67 @@ struct offs_rec *offs_table_record_again(const struct offs_sample *s,
 out:
 	mutex_unlock(&offs_table_lock);
 	return rec;
+}
+
+/*
+ * The current generation's sequence number, for the sampler's walk
+ * (offs_table_again_fast()).  It cannot change during a tick: the sampler
+ * holds offs_tick_lock, which offs_table_swap() takes before it replaces
+ * offs_cur.
+ */
+u64 offs_table_gen_seq(void)
+{
+	lockdep_assert_held(&offs_tick_lock);
+	return offs_cur->seq;
+}
+
+/*
+ * End of a tick: add the samples the walk counted (offs_table_again_fast())
+ * to their records, n records listed once each.  One hold of
+ * offs_table_lock, let go between batches for readers.  Returns how many
+ * samples were added.
+ */
+u64 offs_table_fold(struct offs_rec * const *recs, unsigned int n)
+{
+	u64 reason[OFFS_R_NR] = { 0 };
+	struct offs_rec *rec;
+	unsigned int i, p;
+	u64 total = 0;
+	int r;
+
+	if (!n)
+		return 0;
+	mutex_lock(&offs_table_lock);
+	for (i = 0; i < n; i++) {
+		rec = recs[i];
+		p = rec->pending;
+		rec->pending = 0;
+		rec->count += p;
+		reason[rec->reason] += p;
+		total += p;
+		if ((i + 1) % OFFS_LOCK_BATCH == 0)
+			offs_table_relax();
+	}
+	offs_cur->samples += total;
+	mutex_unlock(&offs_table_lock);
+	OFFS_STAT_ADD(offcpu, total);
+	OFFS_STAT_ADD(samples, total);
+	for (r = 0; r < OFFS_R_NR; r++)
+		if (reason[r])
+			OFFS_STAT_ADD(samples_reason[r], reason[r]);
+	return total;
+}
+
+/*
+ * The walk was given up (sampler.c, snapshot too small): forget what it
+ * counted, n records listed once each.
+ */
+void offs_table_unpend(struct offs_rec * const *recs, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		recs[i]->pending = 0;
 }
 
 /*

@@ -32,6 +32,9 @@ enum offs_reason offs_table_record(struct offs_sample *s,
 				   struct offs_hit *hit);
 struct offs_rec *offs_table_record_again(const struct offs_sample *s,
 					 struct offs_hit *hit);
+u64 offs_table_gen_seq(void);
+u64 offs_table_fold(struct offs_rec * const *recs, unsigned int n);
+void offs_table_unpend(struct offs_rec * const *recs, unsigned int n);
 struct offs_edge_key;
 bool offs_table_count_edge(const struct offs_edge_key *key);
 void offs_table_hit_release(struct offs_hit *hit);
@@ -87,5 +90,39 @@ struct offs_gen_summary {
 };
 
 void offs_gen_summary(struct offs_gen *gen, struct offs_gen_summary *sum);
+
+/*
+ * The sampler's RCU walk (cache.c, offs_tc_walk_hit()): count one more
+ * sample of a thread the thread cache found unchanged, without
+ * offs_table_lock, if its record can take it as it is: the record is of
+ * the current generation (gen_seq, offs_table_gen_seq() at the start of
+ * the tick), and the thread's names, cgroup and the key fields are those
+ * it was counted under.  Otherwise NULL: offs_table_record_again() does it
+ * after the walk.  The sample goes to rec->pending; *first is set when
+ * rec had none yet in this tick, so that the caller lists it for
+ * offs_table_fold().
+ *
+ * No lock is needed: the sampler holds offs_tick_lock for the whole tick,
+ * and offs_table_swap() takes it before it replaces offs_cur, so the
+ * current generation and its records stay as they are until the tick
+ * ends.  A record's names and keys never change; only the sampler writes
+ * pending.  Under rcu_read_lock() (t's group leader and css_set); nothing
+ * here sleeps.
+ */
+static inline struct offs_rec *
+offs_table_again_fast(struct task_struct *t, const struct offs_hit *hit,
+		      u64 gen_seq, unsigned int key_fields, bool *first)
+{
+	struct offs_rec *rec = hit->rec;
+
+	if (!rec || hit->gen_seq != gen_seq || hit->key_fields != key_fields ||
+	    memcmp(rec->comm, READ_ONCE(t->group_leader)->comm,
+		   TASK_COMM_LEN) ||
+	    (rec->tname[0] && memcmp(rec->tname, t->comm, TASK_COMM_LEN)) ||
+	    hit->cgid != offs_task_cgid_rcu(t))
+		return NULL;
+	*first = !rec->pending++;
+	return rec;
+}
 
 #endif /* OFFS_TABLE_H */

@@ -11,6 +11,10 @@
 #   tick   per-thread cost of a sampler tick (module counters) with N
 #          sleeping threads, cold (thread_cache=0, with and without user
 #          stacks) and warm, against full passes over /proc/*/task/*/stack
+#          and against the floor: empty walks of the same threads
+#          (tests/bench/walkfloor, a test-only module)
+#   model  tick time = a * threads + b * changed threads: warm ticks with
+#          0, 10 and 100% of N sleeping threads waking up between ticks
 #   pipe   `perf bench sched pipe` alone, with offsample at 19 and 99 Hz,
 #          with offcputime-bpfcc and with `perf record -e sched:sched_switch
 #          -a -g`, interleaved; sampler CPU time per tick idle vs loaded
@@ -43,6 +47,7 @@ export PYTHONUNBUFFERED=1
 
 KREL=$(uname -r)
 KO=${BENCH_KO:-$TOP/build/$KREL/offsample.ko}
+FLOOR_KO=${BENCH_FLOOR_KO:-$TOP/build/$KREL/walkfloor/offsample_walkfloor.ko}
 BB=${BENCH_BIN:-$TOP/build/bench}
 SLEEPERS=$BB/offsample-sleepers
 BT=$BB/offsample-benchtool
@@ -50,15 +55,17 @@ P=/proc/offsample
 PARAM=/sys/module/offsample/parameters
 
 if [ "${BENCH_QUICK:-0}" = 1 ]; then
-	d_sizes="300 1000"; d_passes=3; d_tcold=3; d_twarm=6
+	d_sizes="300 1000"; d_passes=3; d_tcold=3; d_twarm=6; d_model_sizes=300
 	d_pipe_threads=500; d_pipe_loops=3000; d_pipe_rounds=1
 	d_read_sizes="100 1000"; d_reads=3; d_profile_secs=3
 else
-	d_sizes="1000 5000 20000"; d_passes=5; d_tcold=5; d_twarm=18
+	d_sizes="1000 5000 20000"; d_passes=5; d_tcold=5; d_twarm=18; d_model_sizes="1000 5000"
 	d_pipe_threads=2000; d_pipe_loops=20000; d_pipe_rounds=7
 	d_read_sizes="100 10000"; d_reads=5; d_profile_secs=8
 fi
-SECTIONS=${BENCH_SECTIONS:-tick pipe read cfi blockers oncpu}
+SECTIONS=${BENCH_SECTIONS:-tick model pipe read cfi blockers oncpu}
+MODEL_SIZES=${BENCH_MODEL_SIZES:-$d_model_sizes}
+MODEL_PCTS=${BENCH_MODEL_PCTS:-0 10 100}
 BLK_THREADS=${BENCH_BLK_THREADS:-1000}
 CFI_THREADS=${BENCH_CFI_THREADS:-1000}
 SIZES=${BENCH_SIZES:-$d_sizes}
@@ -123,12 +130,13 @@ snap() {	# snap NAME: stats and meminfo with a timestamp
 }
 meminfo() { grep -E '^(MemFree|Slab|SReclaimable|SUnreclaim|VmallocUsed|KernelStack|PageTables):' /proc/meminfo > "$R/$1.meminfo"; }
 
-# sleepers_start N MODE: start the sleeping-thread helper, wait for "ready".
+# sleepers_start N MODE [OPTION...]: start the sleeping-thread helper, wait for "ready".
 sleepers_start() {
 	local n=$1 mode=$2 f=/tmp/sleepers.out i
-	cmd load "build/bench/offsample-sleepers -n $n -m $mode"
+	shift 2
+	cmd load "build/bench/offsample-sleepers -n $n -m $mode${*:+ $*}"
 	: > $f
-	"$SLEEPERS" -n "$n" -m "$mode" > $f 2>&1 &
+	"$SLEEPERS" -n "$n" -m "$mode" "$@" > $f 2>&1 &
 	sl_pid=$!
 	for i in $(seq 1 3000); do
 		grep -q '^ready' $f && { log "sleepers: $(cat $f) (pid $sl_pid)"; return 0; }
@@ -184,6 +192,8 @@ log "environment"
 	echo "reads	$READS"
 	echo "cfi_threads	$CFI_THREADS"
 	echo "blk_threads	$BLK_THREADS"
+	echo "model_sizes	$MODEL_SIZES"
+	echo "model_pcts	$MODEL_PCTS"
 } > "$OUT/env.tsv"
 
 # Room for tens of thousands of threads.
@@ -222,7 +232,7 @@ profile() {
 # one captures every thread whatever the cache says), take deltas over
 # TICKS ticks.
 tick_window() {	# LABEL TICKS PARAMS...
-	local label=$1 ticks=$2 t0 tmo
+	local label=$1 ticks=$2 t0 tmo secs
 	shift 2
 	meminfo "$label.before"
 	load hz="$TICK_HZ" "$@" || return 1
@@ -233,7 +243,12 @@ tick_window() {	# LABEL TICKS PARAMS...
 	echo 0 > $PARAM/enabled
 	snap "$label.0"
 	t0=$(stat_get ticks)
+	# One sleep for the window, computed beforehand: polling would start
+	# a process or two every 0.2 s, threads that change at every tick.
+	# Ticks longer than a period make fewer ticks than that: then poll.
+	secs=$(awk -v t="$ticks" -v h="$TICK_HZ" 'BEGIN { printf "%.2f", (t + 0.5) / h }')
 	echo 1 > $PARAM/enabled
+	sleep "$secs"
 	wait_ticks $((t0 + ticks)) $((ticks * 60 + 60))
 	echo 0 > $PARAM/enabled
 	snap "$label.1"
@@ -244,6 +259,23 @@ tick_window() {	# LABEL TICKS PARAMS...
 	fi
 	unload
 	meminfo "$label.after"
+}
+
+# walk_floor LABEL: the floor of a tick, an empty walk of every thread
+# (tests/bench/walkfloor: RCU walk reading the fields a tick reads, nothing
+# else), TICKS_WARM walks at TICK_HZ, as a warm window's ticks.
+walk_floor() {
+	local label=$1 ms
+	ms=$((1000 / TICK_HZ))
+	log "floor: $TICKS_WARM empty walks, $ms ms apart"
+	cmd floor "insmod build/\$(uname -r)/walkfloor/offsample_walkfloor.ko walks=$TICKS_WARM interval_ms=$ms"
+	insmod "$FLOOR_KO" walks="$TICKS_WARM" interval_ms="$ms" || return 1
+	{
+		echo "walks $TICKS_WARM"
+		echo "threads $(cat /sys/module/offsample_walkfloor/parameters/threads)"
+		echo "ns_total $(cat /sys/module/offsample_walkfloor/parameters/ns_total)"
+	} > "$R/$label.floor"
+	rmmod offsample_walkfloor
 }
 
 if [[ " $SECTIONS " == *" tick "* ]]; then
@@ -266,6 +298,7 @@ if [[ " $SECTIONS " == *" tick "* ]]; then
 				--percent-limit 1 2>/dev/null | grep -v '^$' > "$R/tick-$n-procpass.profile-children"
 			rm -f /tmp/prof.data
 		fi
+		walk_floor "tick-$n-floor0"
 		profile_this=
 		[ "$n" = "${SIZES##* }" ] && profile_this=1
 		log "tick: cold (thread_cache=0)"
@@ -274,8 +307,26 @@ if [[ " $SECTIONS " == *" tick "* ]]; then
 		tick_window "tick-$n-coldk" "$TICKS_COLD" thread_cache=0 user_stacks=0
 		log "tick: warm (thread cache on)"
 		tick_window "tick-$n-warm" "$TICKS_WARM"
+		walk_floor "tick-$n-floor1"
 		profile_this=
 		sleepers_stop
+	done
+fi
+
+# ---------------------------------------------------------------- model
+# The cost model, tick time = a * threads + b * changed threads: N threads
+# of offsample-sleepers -m same, of which 0, 10 or 100% wake up every
+# 100 ms (-w): at 9 Hz each of those has run between any two ticks.  Warm
+# windows (thread cache on); the changed threads are the cache misses.
+if [[ " $SECTIONS " == *" model "* ]]; then
+	for n in $MODEL_SIZES; do
+		for pct in $MODEL_PCTS; do
+			log "model: $n threads, $pct% of them running between ticks"
+			sleepers_start "$n" same -w "$pct" || continue
+			sleep 2
+			tick_window "model-$n-$pct" "$TICKS_WARM"
+			sleepers_stop
+		done
 	done
 fi
 

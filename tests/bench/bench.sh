@@ -39,7 +39,7 @@ else
 	[ -n "$kver" ] || { echo "bench.sh: no Debian kernel installed for the guest" >&2; exit 1; }
 fi
 echo "== building for $kver"
-make --no-print-directory BUILD="$BUILD" KVER="$kver" module
+make --no-print-directory BUILD="$BUILD" KVER="$kver" module bench-floor
 make --no-print-directory BUILD="$BUILD" workload bench-helpers
 
 OUT=$BUILD/bench/run
@@ -79,6 +79,8 @@ else
 		BENCH_QUICK="$QUICK" \
 		${BENCH_SECTIONS:+BENCH_SECTIONS="$BENCH_SECTIONS"} \
 		${BENCH_SIZES:+BENCH_SIZES="$BENCH_SIZES"} \
+		${BENCH_MODEL_SIZES:+BENCH_MODEL_SIZES="$BENCH_MODEL_SIZES"} \
+		${BENCH_MODEL_PCTS:+BENCH_MODEL_PCTS="$BENCH_MODEL_PCTS"} \
 		${BENCH_PROC_PASSES:+BENCH_PROC_PASSES="$BENCH_PROC_PASSES"} \
 		${BENCH_TICKS_COLD:+BENCH_TICKS_COLD="$BENCH_TICKS_COLD"} \
 		${BENCH_TICKS_WARM:+BENCH_TICKS_WARM="$BENCH_TICKS_WARM"} \
@@ -106,8 +108,8 @@ fi
 
 # A run of some sections only does not replace the full report either.
 partial=0
-case " ${BENCH_SECTIONS:-tick pipe read cfi blockers oncpu} " in
-*" tick "*" pipe "*" read "*" cfi "*" blockers "*" oncpu "*) ;;
+case " ${BENCH_SECTIONS:-tick model pipe read cfi blockers oncpu} " in
+*" tick "*" model "*" pipe "*" read "*" cfi "*" blockers "*" oncpu "*) ;;
 *) partial=1 ;;
 esac
 if [ "$QUICK" = 1 ] || [ $partial = 1 ]; then

@@ -3,6 +3,7 @@
  * offsample-sleepers - many threads that block and never run again.
  *
  *   offsample-sleepers [-n THREADS] [-m same|distinct|lock] [-k KINDS] [-s STACK_KB]
+ *                      [-w PCT] [-p PERIOD_MS]
  *
  * Benchmark load for tests/bench: up to hundreds of thousands of threads
  * (small stacks, 64 KiB by default), each blocked for good once started,
@@ -19,6 +20,12 @@
  *   -m lock      every thread waits in pthread_mutex_lock() for a mutex the
  *                main thread holds for good (blocker attribution: one
  *                lock-waiting thread per thread, all naming the same holder)
+ *
+ *   -w PCT       (with -m same) PCT of the threads (thread i when i % 100
+ *                < PCT) wake up every PERIOD_MS (default 100) and go back
+ *                to nanosleep() at once: at a sampling rate
+ *                below 1000 / PERIOD_MS Hz they have run between any two
+ *                ticks (the cost model of make bench: changed threads)
  *
  * Prints "ready N" on stdout once every thread is about to block, then
  * waits for SIGTERM/SIGINT and exits (which ends every thread).  The
@@ -45,6 +52,8 @@
 #define NKINDS		8
 
 static int distinct;
+static int wake_pct;
+static long period_ms = 100;
 static int lockwait;
 static pthread_mutex_t held_mutex = PTHREAD_MUTEX_INITIALIZER;
 static int kinds = NKINDS;
@@ -106,6 +115,19 @@ static void block_forever(int kind)
 	}
 }
 
+/* -w: sleep PERIOD_MS at a time, in nanosleep() as kind 0 does. */
+static void block_briefly(void)
+{
+	struct timespec ts = {
+		.tv_sec = period_ms / 1000,
+		.tv_nsec = (period_ms % 1000) * 1000000L,
+	};
+
+	__atomic_add_fetch(&started, 1, __ATOMIC_SEQ_CST);
+	for (;;)
+		nanosleep(&ts, NULL);
+}
+
 /*
  * Two call sites per level: the return addresses on the user stack spell
  * the thread's code in binary.  The different statements after each call
@@ -135,6 +157,8 @@ static void *thread_main(void *arg)
 		pthread_mutex_lock(&held_mutex);	/* never returns */
 	} else if (distinct)
 		descend((unsigned int)i, CODE_BITS, (int)(i % kinds));
+	else if ((int)(i % 100) < wake_pct)
+		block_briefly();
 	else
 		block_forever(0);
 	return NULL;
@@ -156,7 +180,7 @@ int main(int argc, char **argv)
 	sigset_t set;
 	int c, err;
 
-	while ((c = getopt(argc, argv, "n:m:k:s:h")) != -1) {
+	while ((c = getopt(argc, argv, "n:m:k:s:w:p:h")) != -1) {
 		switch (c) {
 		case 'n':
 			n = strtoul(optarg, NULL, 10);
@@ -177,11 +201,22 @@ int main(int argc, char **argv)
 		case 's':
 			stack_kb = strtoul(optarg, NULL, 10);
 			break;
+		case 'w':
+			wake_pct = atoi(optarg);
+			if (wake_pct < 0 || wake_pct > 100)
+				goto usage;
+			break;
+		case 'p':
+			period_ms = atol(optarg);
+			if (period_ms < 1 || period_ms > 60000)
+				goto usage;
+			break;
 		default:
 			goto usage;
 		}
 	}
-	if (n < 1 || n > (1UL << CODE_BITS) * 16 || stack_kb < 16)
+	if (n < 1 || n > (1UL << CODE_BITS) * 16 || stack_kb < 16 ||
+	    (wake_pct && (distinct || lockwait)))
 		goto usage;
 
 	prctl(PR_SET_NAME, "osb-sleepers");
@@ -227,6 +262,6 @@ int main(int argc, char **argv)
 	for (;;)
 		pause();
 usage:
-	fprintf(stderr, "usage: offsample-sleepers [-n THREADS] [-m same|distinct|lock] [-k KINDS] [-s STACK_KB]\n");
+	fprintf(stderr, "usage: offsample-sleepers [-n THREADS] [-m same|distinct|lock] [-k KINDS] [-s STACK_KB] [-w PCT] [-p PERIOD_MS]\n");
 	return 2;
 }

@@ -236,3 +236,49 @@ window() {
 	run -0 awk -F'\t' '!/^#/ && $7 == "oss-race" && $2 == "sched" { n += $1; if ($3 != "R") bad++ } END { exit !(n > 0 && !bad) }' "$f"
 	dmesg_clean
 }
+
+@test "a sleeping thread renamed by its process is counted under the new names from the next tick" {
+	# Unchanged threads are counted inside the tick's walk, on the record
+	# they were counted on before (sampler.c, offs_table_again_fast()).
+	# A thread's name can change without it running (another thread of
+	# its process writes /proc/self/task/TID/comm, the leader renames
+	# itself): the walk must see it and take the slower path once.
+	offs_load hz=19 key=tid
+	local out=$BATS_TEST_TMPDIR/out fifo=$BATS_TEST_TMPDIR/in f=$BATS_TEST_TMPDIR/d
+	local tid h0 ta tb t1 ticks new
+	mkfifo "$fifo"
+	: > "$out"
+	"$SAFETY" rename < "$fifo" > "$out" 2>&1 3>&- &
+	SF_PID=$!
+	exec 7> "$fifo"
+	wait_line "$out" '^ready' 300 "$SF_PID" > /dev/null
+	tid=$(sed -n 's/^ready tid=//p' "$out")
+	[ -n "$tid" ]
+	sleep 1
+	cat $P/drain > /dev/null
+	h0=$(stat_get cache_hits_walk)
+	sleep 1
+	# The thread is counted in the walk by now, on a record of this
+	# generation with its old names.
+	[ "$(stat_get cache_hits_walk)" -gt "$h0" ]
+	ta=$(stat_get ticks)
+	echo go >&7
+	wait_line "$out" '^renamed 1$' 100 "$SF_PID" > /dev/null
+	tb=$(stat_get ticks)
+	sleep 1.5
+	echo 0 > $PARAM/enabled		# returns at the end of a tick
+	t1=$(stat_get ticks)
+	cat $P/drain > "$f"
+	echo 1 > $PARAM/enabled
+	exec 7>&-
+	ticks=$(hdr_get ticks "$f")
+	new=$(sum_counts "$f" "\$5 == $tid && \$6 == \"oss-leader-1\" && \$7 == \"oss-renamed-1\"")
+	echo "ticks $ticks; after the rename $((t1 - tb)) to $((t1 - ta)); under the new names $new"
+	# Every tick counted the thread once, under one pair of names or the
+	# other: every tick that began after the rename was done (tb) under
+	# the new ones, none that ended before it began (ta).
+	assert_equal "$(sum_counts "$f" "\$5 == $tid")" "$ticks"
+	[ "$new" -ge $((t1 - tb - 1)) ]
+	[ "$new" -le $((t1 - ta + 1)) ]
+	assert_equal "$(sum_counts "$f" "\$5 == $tid && \$6 != \"oss-leader-1\" && \$6 != \"oss-leader-0\"")" 0
+}

@@ -207,6 +207,15 @@ S() { echo "$BATS_FILE_TMPDIR/$1.stacks"; }
 	[ "$par50" = 0 ]
 }
 
+@test "critical weight only on records of running or runnable samples, in every window" {
+	# Records are allocated from a slab cache: one freed with an earlier
+	# generation must not hand its weight to a new record (a lock wait or
+	# a sleep is never active, so its weight is 0).
+	for w in spin crit crit100 nocpu; do
+		run -0 awk -F'\t' '!/^#/ && $2 != "cpu" && $2 != "sched" && $12 + 0 != 0 { bad++; print "BAD", $0 } END { exit bad > 0 }' "$(S $w)"
+	done
+}
+
 @test "report: the wall-clock breakdown shows the spinners on CPU in user code" {
 	run -0 "$OFFS" report --no-symbolize "$(S spin)"
 	row=$(printf '%s\n' "${lines[@]}" | awk '$1 == "ocp-spin" && NF == 11')

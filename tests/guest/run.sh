@@ -8,6 +8,7 @@
 set -u
 out=${1:?usage: run.sh OUTDIR [SUITE.bats...]}
 shift
+mkdir -p "$out" || exit 125
 [ $# -gt 0 ] || set -- tests/guest/
 cd "$(dirname "$0")/../.." || exit 125
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin

@@ -54,6 +54,15 @@
  *       mmap+munmap; threads "oss-ticker" wake every
  *       millisecond (so that every tick captures them in full, user
  *       stack included).  Prints "max_us N iterations M" at the end.
+ *
+ *   offsample-safety rename
+ *       The main thread "oss-leader-0" starts thread "oss-renamee",
+ *       which blocks in pause() for good; prints "ready
+ *       tid=N".  At each line on standard input the main thread renames
+ *       the sleeping thread through /proc/self/task/N/comm and itself
+ *       (the process's name) with prctl(), to "oss-renamed-K" and
+ *       "oss-leader-K" (K = 1, 2, ...), and prints "renamed K": the
+ *       sleeping thread's names change while it does not run.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -640,6 +649,53 @@ static int do_sigframe(void)
 	return 0;
 }
 
+/* ---- rename ---- */
+
+static volatile pid_t renamee_tid;
+
+static void *renamee(void *arg)
+{
+	(void)arg;
+	name("oss-renamee");
+	renamee_tid = gettid_();
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static int do_rename(void)
+{
+	char line[64], path[64], buf[32];
+	pthread_t th;
+	int k = 0, fd;
+
+	name("oss-leader-0");
+	if (pthread_create(&th, NULL, renamee, NULL))
+		die("pthread_create");
+	while (!renamee_tid)
+		usleep(1000);
+	usleep(100000);
+	printf("ready tid=%d\n", (int)renamee_tid);
+	while (fgets(line, sizeof(line), stdin)) {
+		k++;
+		snprintf(path, sizeof(path), "/proc/self/task/%d/comm",
+			 (int)renamee_tid);
+		fd = open(path, O_WRONLY);
+		if (fd < 0)
+			die(path);
+		snprintf(buf, sizeof(buf), "oss-renamed-%d", k);
+		if (write(fd, buf, strlen(buf)) < 0)
+			die("write comm");
+		close(fd);
+		snprintf(buf, sizeof(buf), "oss-leader-%d", k);
+		name(buf);
+		printf("renamed %d\n", k);
+	}
+	for (;;)
+		pause();
+	return 0;
+}
+
 /* ---- anon ---- */
 
 static int do_anon(void)
@@ -689,6 +745,8 @@ int main(int argc, char **argv)
 		return do_race(atoi(argv[2]));
 	if (argc >= 3 && !strcmp(argv[1], "mmapstall"))
 		return do_mmapstall(atoi(argv[2]));
-	fprintf(stderr, "usage: offsample-safety exec|fdscan|stackpage|anon|sigframe|race SECONDS|mmapstall SECONDS\n");
+	if (argc >= 2 && !strcmp(argv[1], "rename"))
+		return do_rename();
+	fprintf(stderr, "usage: offsample-safety exec|fdscan|stackpage|anon|sigframe|race SECONDS|mmapstall SECONDS|rename\n");
 	return 2;
 }
