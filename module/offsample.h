@@ -174,7 +174,7 @@ struct offs_rec {
 	/*
 	 * GAPP criticality: the sum over this record's samples taken while
 	 * few of their process's threads were active, of 1 / (active
-	 * threads), in millionths (sampler.c, offs_table_critical()).
+	 * threads), in millionths (sampler.c, offs_critical_tick_end()).
 	 */
 	u64 crit_micro;
 };

@@ -110,8 +110,8 @@ struct offs_walk {
 /*
  * One pass over every thread under RCU (see the top of this file).  Each
  * thread gets its slot in offs_snap[] (the pointer is only compared after
- * the walk, blocker.c) and offs_snap_out[]; those not counted here are
- * referenced and listed in offs_todo[].  If the arrays are too small, what
+ * the walk, blocker.c) and offs_snap_out[]; those sampled but not counted
+ * here are referenced and listed in offs_todo[].  If the arrays are too small, what
  * was taken and counted is given back, they grow and the walk starts over;
  * if growing fails, the threads that fit are sampled.
  */
@@ -162,14 +162,14 @@ static void offs_walk(struct offs_walk *w, bool kthreads, struct cgroup *target)
 			w->n++;
 		}
 		rcu_read_unlock();
-		if (seen <= w->n || tries == 2)
+		if (seen <= w->n || tries >= 2)
 			return;
 		for (i = 0; i < w->ntodo; i++)
 			put_task_struct(offs_snap[offs_todo[i]]);
 		offs_table_unpend(offs_fast_recs, w->nfast);
 		OFFS_STAT_ADD(snapshot_grow, 1);
 		if (offs_snap_grow(seen))
-			tries = 2;	/* out of memory: one last partial pass */
+			tries = 1;	/* out of memory: one last partial pass */
 	}
 }
 

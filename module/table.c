@@ -637,12 +637,13 @@ u64 offs_table_fold(struct offs_rec * const *recs, unsigned int n)
 		p = rec->pending;
 		rec->pending = 0;
 		rec->count += p;
+		/* Readers between batches see records and total agree. */
+		offs_cur->samples += p;
 		reason[rec->reason] += p;
 		total += p;
 		if ((i + 1) % OFFS_LOCK_BATCH == 0)
 			offs_table_relax();
 	}
-	offs_cur->samples += total;
 	mutex_unlock(&offs_table_lock);
 	OFFS_STAT_ADD(offcpu, total);
 	OFFS_STAT_ADD(samples, total);
