@@ -581,9 +581,12 @@ def write_md(b, tick, pipe, read, rawdir, cfi=None, blk=None, onc=None, model=No
     if warms:
         worst = min(m['ratio'] for _, m in warms)
         ok = worst >= TARGET_WARM
+        fl = [(r['n'], r['proc_wall'] / r['floor']) for r in tick if r.get('floor') and r.get('proc_wall')]
         t_rows.append(('warm ≥ %d× cheaper per thread' % TARGET_WARM,
                        ', '.join('%s: %s' % (fmt_int(n), fmt_x(m['ratio'])) for n, m in warms)
-                       + ('' if ok else '; missed by a factor of %.1f' % (TARGET_WARM / worst)),
+                       + ('' if ok else '; missed by a factor of %.1f' % (TARGET_WARM / worst))
+                       + ('' if not fl else '; the floor itself (an empty walk, below) is %s cheaper than '
+                          'the /proc pass here' % ', '.join('%s×' % fmt_int(x) for _, x in fl)),
                        verdict(ok)))
     floors = [(r['n'], r['warm']) for r in tick if r.get('warm') and r['warm'].get('floor_ratio')]
     if floors:
@@ -655,7 +658,10 @@ def write_md(b, tick, pipe, read, rawdir, cfi=None, blk=None, onc=None, model=No
                        '%s of one CPU at %s Hz (tick %s × hz; sampler thread CPU time: %s)%s'
                        % (fmt_pct(share), m['hz'], fmt_ns(m['tick_ns']),
                           fmt_pct(m['cpu_frac'] * 100 if m['cpu_frac'] is not None else None),
-                          '' if ok else '; missed by a factor of %.1f' % (share / TARGET_CPU_SHARE)),
+                          '' if ok else '; missed by a factor of %.1f' % (share / TARGET_CPU_SHARE))
+                       + ('; the floor alone (an empty walk of the same threads) would take %s'
+                          % fmt_pct(big[0]['floor'] * m['per_tick_visited'] * m['hz'] / 1e9 * 100)
+                          if big[0].get('floor') and m['hz'] else ''),
                        verdict(ok)))
     rbig = [r for r in read if r['reads']]
     if rbig:
@@ -753,11 +759,11 @@ def write_md(b, tick, pipe, read, rawdir, cfi=None, blk=None, onc=None, model=No
     else:
         w('N threads of `offsample-sleepers -m same -w PCT`: PCT%% of them wake up every\n'
           '100 ms and go back to `nanosleep`, so at %s Hz each has run between any two\n'
-          'ticks; the others sleep for good.  Warm windows (thread cache on), %s ticks\n'
+          'ticks; the others sleep for good.  Thread cache on, %s ticks per window\n'
           'each; *changed* = full captures per tick (`cache_misses`), which also counts\n'
           'the few other threads of the guest that ran.  a and b are the least-squares\n'
           'fit of tick time over all windows (no constant term).\n\n'
-          % (env.get('tick_hz'), env.get('ticks_warm')))
+          % (env.get('tick_hz'), env.get('model_ticks', env.get('ticks_warm'))))
         w('**a = %s per thread, b = %s per changed thread** (b / a = %.0f).\n\n'
           % (fmt_ns(model['a']), fmt_ns(model['b']), model['b'] / model['a'] if model['a'] else 0))
         w('| threads | running between ticks | threads per tick | changed per tick | tick (measured) | tick (model) | walk | visits | tick end | sampler CPU per tick |\n')
