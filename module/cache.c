@@ -78,6 +78,18 @@ static struct hlist_head *offs_tc_head(const struct task_struct *t)
 	return &offs_tc_buckets[hash_ptr(t, offs_tc_bits)];
 }
 
+/* Thread t's entry, or NULL. */
+static struct offs_tc_ent *offs_tc_find(struct task_struct *t)
+{
+	struct offs_tc_ent *e;
+
+	hlist_for_each_entry(e, offs_tc_head(t), node) {
+		if (e->task == t && e->start_time == t->start_time)
+			return e;
+	}
+	return NULL;
+}
+
 static struct hlist_head *offs_tc_alloc_buckets(unsigned int bits)
 {
 	struct hlist_head *b;
@@ -125,10 +137,9 @@ struct offs_tc_ent *offs_tc_lookup(struct task_struct *t)
 
 	if (!max)
 		return NULL;	/* disabled: entries go at the next sweep */
-	hlist_for_each_entry(e, head, node) {
-		if (e->task == t && e->start_time == t->start_time)
-			goto found;
-	}
+	e = offs_tc_find(t);
+	if (e)
+		goto found;
 	if (offs_tc_n >= max) {
 		OFFS_STAT_ADD(cache_full, 1);
 		return NULL;
@@ -219,12 +230,9 @@ struct offs_rec *offs_tc_walk_hit(struct task_struct *t, bool *first)
 
 	if (!offs_tc_walk.on)
 		return NULL;
-	hlist_for_each_entry(e, offs_tc_head(t), node) {
-		if (e->task == t && e->start_time == t->start_time)
-			goto found;
-	}
-	return NULL;
-found:
+	e = offs_tc_find(t);
+	if (!e)
+		return NULL;
 	offs_tc_mark_seen(e);
 	if (!e->valid || e->config_seq != offs_tc_walk.config_seq ||
 	    !offs_tc_same(t, e) ||

@@ -584,11 +584,8 @@ struct offs_rec *offs_table_record_again(const struct offs_sample *s,
 
 	mutex_lock(&offs_table_lock);
 	OFFS_STAT_ADD(offcpu, 1);
-	if (rec && hit->gen_seq == offs_cur->seq &&
-	    hit->key_fields == READ_ONCE(offs_key_fields) &&
-	    hit->cgid == s->cgid &&
-	    !memcmp(rec->comm, s->comm, TASK_COMM_LEN) &&
-	    (!rec->tname[0] || !memcmp(rec->tname, s->tname, TASK_COMM_LEN))) {
+	if (offs_hit_fits(hit, offs_cur->seq, READ_ONCE(offs_key_fields),
+			  s->cgid, s->comm, s->tname)) {
 		rec->count++;
 		offs_cur->samples++;
 		OFFS_STAT_ADD(samples, 1);
@@ -618,10 +615,9 @@ u64 offs_table_gen_seq(void)
 /*
  * End of a tick: add the samples the walk counted (offs_table_again_fast())
  * to their records, n records listed once each.  One hold of
- * offs_table_lock, let go between batches for readers.  Returns how many
- * samples were added.
+ * offs_table_lock, let go between batches for readers.
  */
-u64 offs_table_fold(struct offs_rec * const *recs, unsigned int n)
+void offs_table_fold(struct offs_rec * const *recs, unsigned int n)
 {
 	u64 reason[OFFS_R_NR] = { 0 };
 	struct offs_rec *rec;
@@ -630,7 +626,7 @@ u64 offs_table_fold(struct offs_rec * const *recs, unsigned int n)
 	int r;
 
 	if (!n)
-		return 0;
+		return;
 	mutex_lock(&offs_table_lock);
 	for (i = 0; i < n; i++) {
 		rec = recs[i];
@@ -650,7 +646,6 @@ u64 offs_table_fold(struct offs_rec * const *recs, unsigned int n)
 	for (r = 0; r < OFFS_R_NR; r++)
 		if (reason[r])
 			OFFS_STAT_ADD(samples_reason[r], reason[r]);
-	return total;
 }
 
 /*

@@ -33,7 +33,7 @@ enum offs_reason offs_table_record(struct offs_sample *s,
 struct offs_rec *offs_table_record_again(const struct offs_sample *s,
 					 struct offs_hit *hit);
 u64 offs_table_gen_seq(void);
-u64 offs_table_fold(struct offs_rec * const *recs, unsigned int n);
+void offs_table_fold(struct offs_rec * const *recs, unsigned int n);
 void offs_table_unpend(struct offs_rec * const *recs, unsigned int n);
 struct offs_edge_key;
 bool offs_table_count_edge(const struct offs_edge_key *key);
@@ -92,6 +92,25 @@ struct offs_gen_summary {
 void offs_gen_summary(struct offs_gen *gen, struct offs_gen_summary *sum);
 
 /*
+ * Can hit's record take one more sample of a thread with these names and
+ * cgroup: it is of generation gen_seq (the current one), made under
+ * key_fields (the current ones), and the names and cgroup are those it was
+ * counted under?  offs_table_record_again() and the sampler's walk
+ * (offs_table_again_fast()) decide alike with it.
+ */
+static inline bool offs_hit_fits(const struct offs_hit *hit, u64 gen_seq,
+				 unsigned int key_fields, u64 cgid,
+				 const char *comm, const char *tname)
+{
+	const struct offs_rec *rec = hit->rec;
+
+	return rec && hit->gen_seq == gen_seq &&
+	       hit->key_fields == key_fields && hit->cgid == cgid &&
+	       !memcmp(rec->comm, comm, TASK_COMM_LEN) &&
+	       (!rec->tname[0] || !memcmp(rec->tname, tname, TASK_COMM_LEN));
+}
+
+/*
  * The sampler's RCU walk (cache.c, offs_tc_walk_hit()): count one more
  * sample of a thread the thread cache found unchanged, without
  * offs_table_lock, if its record can take it as it is: the record is of
@@ -115,11 +134,8 @@ offs_table_again_fast(struct task_struct *t, const struct offs_hit *hit,
 {
 	struct offs_rec *rec = hit->rec;
 
-	if (!rec || hit->gen_seq != gen_seq || hit->key_fields != key_fields ||
-	    memcmp(rec->comm, READ_ONCE(t->group_leader)->comm,
-		   TASK_COMM_LEN) ||
-	    (rec->tname[0] && memcmp(rec->tname, t->comm, TASK_COMM_LEN)) ||
-	    hit->cgid != offs_task_cgid_rcu(t))
+	if (!offs_hit_fits(hit, gen_seq, key_fields, offs_task_cgid_rcu(t),
+			   READ_ONCE(t->group_leader)->comm, t->comm))
 		return NULL;
 	*first = !rec->pending++;
 	return rec;
