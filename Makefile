@@ -36,7 +36,7 @@ help:
 	@echo "make demo                        profile a sample workload, write an SVG and a report"
 	@echo "make bench [BENCH_SECTIONS=...]  benchmarks against peers in one guest run -> docs/BENCHMARKS.md"
 	@echo "make stress                      long stress + fuzz suites, a guest per test kernel"
-	@echo "make test-debug [OFFS_PARTS=core|long]"
+	@echo "make test-debug [OFFS_PARTS=core|long] [OFFS_SUITES=\"00-load.bats ...\"]"
 	@echo "                                 every guest suite on a KASAN/lockdep/kmemleak kernel (hours)"
 	@echo "make test-rt [OFFS_PARTS=core|long]"
 	@echo "                                 every guest suite on Debian's 6.12 PREEMPT_RT kernel"

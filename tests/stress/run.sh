@@ -13,7 +13,9 @@
 #
 # OFFS_PARTS=core|long|core+long (default core+long) picks what rt and
 # debug run: the whole debug run takes hours under emulation and can be
-# done in two boots (docs/RELIABILITY.md).
+# done in two boots (docs/RELIABILITY.md).  OFFS_SUITES="00-load.bats ..."
+# limits the core part to those guest suites (a chunk; its results go to
+# <mode>-<kernel>-core-<first suite>).
 #
 # Results: build/stress-results/<mode>-<kernel>[-<parts>]/ (TAP,
 # stress-results.txt, dmesg.txt, kmemleak); a summary with the figures and
@@ -41,6 +43,8 @@ core|long|core+long) ;;
 esac
 SUMMARY=$RES/summary-$mode.txt
 [ "$mode" = stress ] || SUMMARY=$RES/summary-$mode-$parts.txt
+[ -z "${OFFS_SUITES:-}" ] || [ "$mode" = stress ] ||
+	SUMMARY=${SUMMARY%.txt}-$(set -- $OFFS_SUITES; echo "${1%.bats}").txt
 : > "$SUMMARY"
 failed=0
 # Seconds a single test of the core suites may take (tests/guest/run.sh
@@ -71,6 +75,8 @@ run_one() {
 	local name=$1 runner=$2 karg=$3 what=$4 out start rc
 	shift 4
 	[ "$what" = long ] || name=$name-$what
+	[ -z "${OFFS_SUITES:-}" ] || [ "$what" = long ] ||
+		name=$name-$(set -- $OFFS_SUITES; echo "${1%.bats}")
 	out=$RES/$name
 	rm -rf "$out"
 	mkdir -p "$out"
@@ -79,6 +85,7 @@ run_one() {
 	local boots=0
 	while :; do
 		"$runner" "$@" "$karg" "$out" -- env ${core_tmo:+BATS_TEST_TIMEOUT=$core_tmo} \
+			${OFFS_SUITES:+OFFS_SUITES="$OFFS_SUITES"} \
 			tests/stress/guest.sh "$what" "$out"
 		rc=$?
 		# The kernel's own boot splat (guest.sh): boot again, twice at most.
