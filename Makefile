@@ -63,7 +63,8 @@ $(BUILD)/%/offsample.ko: $(MODSRC) $(TOP)/VERSION $(TOP)/module/probe.sh $(wildc
 # The test workload: threads that wait in known ways (frame pointers kept).
 workload: $(BUILD)/offsample-workload $(BUILD)/offsample-ustack $(BUILD)/offsample-ustack-nofp \
 	$(BUILD)/offsample-withpid $(BUILD)/offsample-safety $(BUILD)/offsample-workload-nofp \
-	$(BUILD)/offsample-blockers $(BUILD)/offsample-oncpu
+	$(BUILD)/offsample-blockers $(BUILD)/offsample-oncpu \
+	$(BUILD)/offsample-cfilib.so $(BUILD)/offsample-cfihost
 $(BUILD)/offsample-workload: $(TOP)/tests/workload/offsample-workload.c
 	@mkdir -p $(BUILD)
 	$(CC) -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
@@ -73,6 +74,17 @@ $(BUILD)/offsample-workload: $(TOP)/tests/workload/offsample-workload.c
 $(BUILD)/offsample-workload-nofp: $(TOP)/tests/workload/offsample-workload.c
 	@mkdir -p $(BUILD)
 	$(CC) -O2 -g -fomit-frame-pointer -Wall -Wextra -Werror -pthread -o $@ $<
+
+# A library that waits under frames of its own, built like distribution
+# software, and a program loading many copies of it (56-cfi.bats: .eh_frame
+# damaged while mapped).
+$(BUILD)/offsample-cfilib.so: $(TOP)/tests/workload/offsample-cfilib.c
+	@mkdir -p $(BUILD)
+	$(CC) -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -fPIC -shared \
+		-Wall -Wextra -Werror -o $@ $<
+$(BUILD)/offsample-cfihost: $(TOP)/tests/workload/offsample-cfihost.c
+	@mkdir -p $(BUILD)
+	$(CC) -O2 -g -Wall -Wextra -Werror -pthread -o $@ $< -ldl
 
 # User-stack test program, with and without frame pointers.
 $(BUILD)/offsample-ustack: $(TOP)/tests/workload/offsample-ustack.c

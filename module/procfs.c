@@ -944,6 +944,7 @@ static int offs_stats_show(struct seq_file *m, void *v)
 	OFFS_SHOW("cfi_built", READ_ONCE(offs_ucache_stats.built));
 	OFFS_SHOW("cfi_failed", READ_ONCE(offs_ucache_stats.failed));
 	OFFS_SHOW("cfi_too_big", READ_ONCE(offs_ucache_stats.too_big));
+	OFFS_SHOW("cfi_deferred", READ_ONCE(offs_ucache_stats.deferred));
 	OFFS_SHOW("cfi_evicted", READ_ONCE(offs_ucache_stats.evicted));
 	OFFS_SHOW("cfi_build_ns", READ_ONCE(offs_ucache_stats.build_ns));
 	OFFS_SHOW("wobj_dropped", READ_ONCE(st->wobj_dropped));

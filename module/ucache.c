@@ -236,12 +236,17 @@ static bool offs_ucache_unsafe_fs(struct file *file)
 
 /*
  * The entry for the file a process maps, with a reference (drop it with
- * offs_ucache_put()), or NULL (CFI off, or no room for another entry).  A
+ * offs_ucache_put()), or NULL: CFI off, a file on FUSE, or (*retry set)
+ * no room for another entry or build just now (OFFS_UCACHE_MAX_JOBS
+ * builds queued, the entry bound, no memory).  In the last case the
+ * caller unwinds with frame pointers and must not keep the capture as
+ * whole: a later tick asks again (a process mapping 40 new libraries at
+ * once would otherwise keep short stacks for its sleeping threads).  A
  * file seen for the first time gets its table built in the background.
  * Sampler kthread; sleeps (mutex, allocations); no lock of a sampled task
  * held.
  */
-struct offs_ucfi_ent *offs_ucache_get(struct file *file)
+struct offs_ucfi_ent *offs_ucache_get(struct file *file, bool *retry)
 {
 	struct offs_ucfi_ent key, *e;
 	struct offs_ucfi_job *job;
@@ -265,14 +270,14 @@ struct offs_ucfi_ent *offs_ucache_get(struct file *file)
 		offs_ucache_evict_one();
 	if (offs_ucache_nents >= OFFS_UCACHE_MAX_ENTS ||
 	    offs_ucache_jobs >= OFFS_UCACHE_MAX_JOBS)
-		goto out;
+		goto defer;
 	e = kzalloc(sizeof(*e), GFP_KERNEL | __GFP_NOWARN);
 	job = kzalloc(sizeof(*job), GFP_KERNEL | __GFP_NOWARN);
 	if (!e || !job) {
 		kfree(e);
 		kfree(job);
 		e = NULL;
-		goto out;
+		goto defer;
 	}
 	*e = key;
 	INIT_LIST_HEAD(&e->lru);
@@ -287,6 +292,10 @@ struct offs_ucfi_ent *offs_ucache_get(struct file *file)
 	queue_work(offs_ucache_wq, &job->work);
 found:
 	e->refs++;
+	goto out;
+defer:
+	offs_ucache_stats.deferred++;
+	*retry = true;
 out:
 	mutex_unlock(&offs_ucache_lock);
 	return e;

@@ -13,6 +13,7 @@ struct offs_ucache_stats {
 	u64 built;
 	u64 failed;
 	u64 too_big;
+	u64 deferred;
 	u64 evicted;
 	u64 build_ns;
 };
@@ -22,7 +23,7 @@ extern unsigned int offs_cfi_cache_mb;
 
 int offs_ucache_init(void);
 void offs_ucache_exit(void);
-struct offs_ucfi_ent *offs_ucache_get(struct file *file);
+struct offs_ucfi_ent *offs_ucache_get(struct file *file, bool *retry);
 void offs_ucache_put(struct offs_ucfi_ent *e);
 const struct offs_cfi_table *offs_ucache_table(const struct offs_ucfi_ent *e,
 					       bool *pending);

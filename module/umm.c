@@ -49,6 +49,7 @@ static struct {
 	unsigned long end;
 	unsigned long pgoff;
 	struct offs_ucfi_ent *ent;	/* reference held, or NULL */
+	bool retry;			/* NULL for now: ask again next tick */
 } offs_umaps[OFFS_UMAPS_MAX];
 static struct file *offs_umap_files[OFFS_UMAPS_MAX];
 static unsigned int offs_numaps;
@@ -92,7 +93,9 @@ static void offs_umaps_build(struct mm_struct *mm)
 	}
 	mmap_read_unlock(mm);
 	for (i = 0; i < n; i++) {
-		offs_umaps[i].ent = offs_ucache_get(offs_umap_files[i]);
+		offs_umaps[i].retry = false;
+		offs_umaps[i].ent = offs_ucache_get(offs_umap_files[i],
+						    &offs_umaps[i].retry);
 		fput(offs_umap_files[i]);
 	}
 	offs_numaps = n;
@@ -120,8 +123,14 @@ static const struct offs_cfi_table *offs_umm_table(void *ctx, u64 pc,
 		else
 			break;
 	}
-	if (lo >= hi || !offs_umaps[mid].ent)
+	if (lo >= hi)
 		return NULL;
+	if (!offs_umaps[mid].ent) {
+		/* Not taken on this time: the capture is not whole. */
+		if (offs_umaps[mid].retry)
+			uc->pending = true;
+		return NULL;
+	}
 	t = offs_ucache_table(offs_umaps[mid].ent, &uc->pending);
 	if (!t || !offs_cfi_vaddr(t, pc - offs_umaps[mid].start +
 				     (offs_umaps[mid].pgoff << PAGE_SHIFT),

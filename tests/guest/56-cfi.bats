@@ -3,7 +3,9 @@
 # binaries, libc among them), unwound with their .eh_frame compiled into
 # tables (module/ucfi.c, ucache.c): the same frames as eu-stack (elfutils)
 # finds, thread by thread; frame pointers only with cfi_cache_mb=0; the
-# tables' memory bounded by cfi_cache_mb.
+# tables' memory bounded by cfi_cache_mb; call-frame information damaged
+# on disk under running code (tests/guest/cfi-mutate) never harms the
+# module.
 
 load lib
 
@@ -12,6 +14,10 @@ CMP=$TOP/tests/guest/ustack-vs-eustack
 
 teardown() {
 	if [ -f "$BATS_TEST_TMPDIR/pids" ]; then kill $(cat "$BATS_TEST_TMPDIR/pids") 2>/dev/null || true; fi
+	if mountpoint -q "$BATS_TEST_TMPDIR/libs"; then
+		pkill -KILL -f offsample-cfihost || true
+		for i in $(seq 50); do umount "$BATS_TEST_TMPDIR/libs" 2>/dev/null && break; sleep 0.1; done
+	fi
 	pkill -f offsample-workload-nofp || true
 	pkill -f 'offsample-safety sigframe' || true
 }
@@ -96,4 +102,87 @@ nofp_start() {
 	assert_failure
 	run -0 dmesg
 	assert_output --partial "cfi_cache_mb=1000000 refused"
+}
+
+# threads_of FILE K...: fails naming the first cfh-K thread with no sample
+# in FILE (a drain).
+threads_of() {
+	local f=$1 k
+	shift
+	for k in "$@"; do
+		[ "$(sum_counts "$f" "\$7 == \"cfh-$k\"")" -gt 0 ] ||
+			{ echo "thread cfh-$k has no sample" >&2; return 1; }
+	done
+}
+
+# cfi_settled: wait until no table build is queued or running.
+cfi_settled() {
+	local i
+	for i in $(seq 300); do
+		[ "$(stat_get cfi_builds_pending)" = 0 ] && return 0
+		sleep 0.1
+	done
+	echo "table builds still pending: $(stat_get cfi_builds_pending)" >&2
+	return 1
+}
+
+@test "cfi: .eh_frame damaged on disk under running code: refused or used, counted, never a crash" {
+	local d=$BATS_TEST_TMPDIR n=40 rounds=3 seed=$RANDOM libs=() i r built failed
+	[ "${OFFS_STRESS:-short}" != long ] || { n=100; rounds=20; }
+	echo "seed $seed, $n damaged copies, $rounds rounds"
+	# Copies on a tmpfs of their own: distinct files (inodes) on a local
+	# file system, umounted afterwards.
+	mkdir "$d/libs"
+	mount -t tmpfs -o size=64m offs-cfi "$d/libs"
+	for i in $(seq 0 $n); do
+		cp "$TOP/build/offsample-cfilib.so" "$d/libs/c$i.so"
+		libs+=("$d/libs/c$i.so")
+	done
+	"$TOP/build/offsample-cfihost" "${libs[@]}" > "$d/host.out" 2>&1 3>&- &
+	echo $! > "$d/pids"
+	wait_line "$d/host.out" '^ready$' 600 $! > /dev/null
+	assert_equal "$(head -n1 "$d/host.out")" "loaded $((n + 1)) refused 0"
+	# Copy 0 stays whole: the control.  The others are damaged in place
+	# while mapped, before the module first reads them.
+	"$TOP/tests/guest/cfi-mutate" "$seed" "${libs[@]:1}" > "$d/mutations"
+	# thread_cache=0: every tick unwinds every thread again (a cached
+	# capture of a thread that has not run would not look at its files).
+	offs_load hz=19 key=tid thread_cache=0
+	cfi_settled
+	sleep 0.5
+	cat $P/drain > /dev/null
+	sleep 1.5
+	cat $P/drain > "$d/d0"
+	# Every thread sampled (the same leaf either way: libc's read).
+	threads_of "$d/d0" $(seq 0 $n)
+	# The control is unwound whole through its table.
+	"$TOP/tools/offsample-symbolize" < "$d/d0" > "$d/sym"
+	run -0 awk -F'\t' '!/^#/ && $7 == "cfh-0" { print $9 }' "$d/sym"
+	assert_output --regexp 'cfl_inner\+0x[0-9a-f]+ \(c0\.so\);cfl_middle\+0x[0-9a-f]+ \(c0\.so\);cfl_outer\+0x[0-9a-f]+ \(c0\.so\);run\+'
+	built=$(stat_get cfi_built)
+	failed=$(stat_get cfi_failed)
+	echo "round 0: built $built, failed $failed, deferred $(stat_get cfi_deferred)"
+	# Some damage is refused (counted), some still compiles: both are seen.
+	[ "$failed" -gt 0 ]
+	[ "$built" -gt 3 ]
+	# Damaged again while the tables are in use: a file changed in place
+	# is a new file to the module (its identity has a new mtime and ctime).
+	for r in $(seq 1 $rounds); do
+		"$TOP/tests/guest/cfi-mutate" $((seed + r)) "${libs[@]:1}" >> "$d/mutations"
+		cat $P/drain > /dev/null
+		sleep 0.3
+		cfi_settled
+		sleep 0.5
+		cat $P/drain > "$d/d$r"
+		threads_of "$d/d$r" $(seq 0 $n)
+	done
+	echo "after $rounds rounds: built $(stat_get cfi_built), failed $(stat_get cfi_failed), tables $(stat_get cfi_tables), bytes $(stat_get cfi_bytes)"
+	[ $(( $(stat_get cfi_built) + $(stat_get cfi_failed) )) -gt $((built + failed)) ]
+	# The control is still whole.
+	"$TOP/tools/offsample-symbolize" < "$d/d$rounds" > "$d/sym"
+	run -0 awk -F'\t' '!/^#/ && $7 == "cfh-0" { print $9 }' "$d/sym"
+	assert_output --partial 'cfl_outer+'
+	pkill -KILL -f offsample-cfihost
+	offs_unload
+	dmesg_clean
 }

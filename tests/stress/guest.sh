@@ -81,7 +81,8 @@ if [ "$parts" != core ]; then
 	# the debug kernel): the guest's own timeout is the bound.
 	# shellcheck disable=SC2086
 	BATS_TEST_TIMEOUT='' run_bats "$out/long" long \
-		tests/guest/05-security.bats tests/guest/47-safety.bats tests/guest/70-stress.bats \
+		tests/guest/05-security.bats tests/guest/47-safety.bats tests/guest/56-cfi.bats \
+		tests/guest/70-stress.bats \
 		tests/guest/75-fuzz.bats $kmemleak $lockdep tests/guest/99-dmesg.bats || rc=1
 	echo "long_suite_seconds $(( $(date +%s) - start ))" >> "$out/long/stress-results.txt"
 elif [ -n "$kmemleak$lockdep" ]; then

@@ -3,8 +3,9 @@
 # Host side of `make stress`, `make test-debug` and `make test-rt`.
 #
 #   tests/stress/run.sh stress   long stress + fuzz suites (05-security,
-#                                70-stress, 75-fuzz, 99-dmesg with
-#                                OFFS_STRESS=long) on each test kernel
+#                                47-safety, 56-cfi, 70-stress, 75-fuzz,
+#                                99-dmesg with OFFS_STRESS=long) on each
+#                                test kernel
 #                                (OFFS_KERNELS: default|rt|all|"rel ...")
 #   tests/stress/run.sh rt       every guest suite, then the long suites, on
 #                                Debian's 6.12 PREEMPT_RT kernel
