@@ -291,6 +291,8 @@ struct offs_stats {
 	u64 oncpu_ns_total;		/* time in those captures (IPI included) */
 	u64 critical_ticks;		/* (process, tick) pairs found critical */
 	u64 walk_hits;			/* cache hits decided in the walk */
+	u64 walk_breaks;		/* walks paused for the scheduler */
+	u64 walk_cut;			/* ... that could not go on after it */
 	u64 walk_ns_total;		/* tick phases: the RCU walk, */
 	u64 visit_ns_total;		/* ... visiting changed threads, */
 	u64 end_ns_total;		/* ... and the end of the tick */

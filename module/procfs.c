@@ -919,6 +919,8 @@ static int offs_stats_show(struct seq_file *m, void *v)
 	OFFS_SHOW("tick_end_ns_total", READ_ONCE(st->end_ns_total));
 	OFFS_SHOW("cache_hits", hits);
 	OFFS_SHOW("cache_hits_walk", READ_ONCE(st->walk_hits));
+	OFFS_SHOW("walk_breaks", READ_ONCE(st->walk_breaks));
+	OFFS_SHOW("walk_cut", READ_ONCE(st->walk_cut));
 	OFFS_SHOW("cache_misses", misses);
 	OFFS_SHOW("cache_entries", READ_ONCE(st->cache_entries));
 	OFFS_SHOW("cache_full", READ_ONCE(st->cache_full));

@@ -6,16 +6,21 @@
  * threads unless kthreads=0).  A kthread rather than a timer: it may sleep,
  * which the table (mutex, GFP_KERNEL) and, later, user stack walks need.
  *
- * A tick walks every thread inside one RCU read-side section.  A thread
- * that has not changed since its cached capture (cache.c) is counted right
- * there: a hash lookup, the fields that say it has not run, its names, and
- * an increment on its record that is folded into the table once at the
- * end of the tick (table.c, offs_table_fold()).  No reference, no lock, no
- * clock read per thread.  Every other thread gets a reference and is
- * visited after the walk, outside RCU: pinned, unwound, classified and
- * recorded, so nothing heavy runs under RCU and the visits may sleep.
- * The cost of a tick is thus a * threads + b * changed threads, with a
- * small a (docs/BENCHMARKS.md).
+ * A tick walks every thread under RCU (one read-side section, unless the
+ * scheduler asks for the CPU: below).  A thread that has not changed since
+ * its cached capture (cache.c) is counted right there: a hash lookup, the
+ * fields that say it has not run, its names, and an increment on its
+ * record that is folded into the table once at the end of the tick
+ * (table.c, offs_table_fold()).  No reference, no lock, no clock read per
+ * thread.  Every other thread gets a reference and is visited after the
+ * walk, outside RCU: pinned, unwound, classified and recorded, so nothing
+ * heavy runs under RCU and the visits may sleep.  The cost of a tick is
+ * thus a * threads + b * changed threads, with a small a
+ * (docs/BENCHMARKS.md).
+ *
+ * The walk lets the scheduler in when it asks (offs_walk_yield()): on a
+ * kernel that does not preempt kernel code (PREEMPT_NONE, VOLUNTARY) a
+ * walk of 100,000 threads would otherwise keep its CPU for the whole pass.
  */
 #include <linux/kthread.h>
 #include <linux/sched.h>
@@ -105,7 +110,43 @@ struct offs_walk {
 	unsigned int hits;	/* threads counted in the walk */
 	unsigned int kthreads;	/* skipped: kernel threads */
 	unsigned int cgroup;	/* skipped: outside the cgroup parameter */
+	unsigned int breaks;	/* times the walk let the scheduler in */
+	bool cut;		/* ... and could not go on afterwards, */
+	pid_t cut_tgid;		/* ... in this process */
 };
+
+/* Threads walked between two looks at need_resched(). */
+#define OFFS_WALK_BATCH	32
+
+/*
+ * Leave the RCU read-side section for the scheduler in the middle of the
+ * walk, at thread t of process g, and come back.  The references keep g
+ * and t from being freed meanwhile; whether the walk can go on from t
+ * depends on both still being on the task lists: a task leaves them (and
+ * its pid, which pid_alive() tests) in one step under tasklist_lock
+ * (__unhash_process()), and once unlinked its list pointers are only
+ * good for readers that were inside RCU when it happened.  An exec by a
+ * non-leader thread (de_thread()) puts that thread in g's place on the
+ * process list while g keeps a pid until it is released; g stops being
+ * the leader (exit_signal = -1) in the same tasklist_lock section, so that
+ * is checked too.  Returns false when either left: the walk ends there.
+ * Called with rcu_read_lock() held and returns with it held; sleeps in
+ * between.
+ */
+static bool offs_walk_yield(struct task_struct *g, struct task_struct *t)
+{
+	bool alive;
+
+	get_task_struct(g);
+	get_task_struct(t);
+	rcu_read_unlock();
+	cond_resched();
+	rcu_read_lock();
+	alive = pid_alive(g) && thread_group_leader(g) && pid_alive(t);
+	put_task_struct(t);
+	put_task_struct(g);
+	return alive;
+}
 
 /*
  * One pass over every thread under RCU (see the top of this file).  Each
@@ -120,19 +161,31 @@ static void offs_walk(struct offs_walk *w, bool kthreads, struct cgroup *target)
 	struct task_struct *g, *t;
 	struct offs_snap_out *out;
 	struct offs_rec *rec;
-	unsigned int seen, i;
+	unsigned int seen, i, k, breaks = 0;
 	bool first;
 	int tries;
 
 	for (tries = 0; ; tries++) {
 		memset(w, 0, sizeof(*w));
+		w->breaks = breaks;	/* those of a pass given up below */
 		seen = 0;
+		k = 0;
 		/*
 		 * The task list, a task's group leader and css_set are
-		 * RCU-protected; nothing below sleeps or takes a lock.
+		 * RCU-protected; nothing below sleeps or takes a lock, but
+		 * for the scheduler's turns in offs_walk_yield().
 		 */
 		rcu_read_lock();
 		for_each_process_thread(g, t) {
+			if (!(++k % OFFS_WALK_BATCH) && need_resched()) {
+				w->breaks++;
+				w->cut_tgid = g->tgid;
+				if (!offs_walk_yield(g, t)) {
+					/* The threads from t on wait for the next tick. */
+					w->cut = true;
+					goto walked;
+				}
+			}
 			if (t == current)
 				continue;
 			if (seen++ >= offs_snap_cap)
@@ -161,12 +214,14 @@ static void offs_walk(struct offs_walk *w, bool kthreads, struct cgroup *target)
 			}
 			w->n++;
 		}
+walked:
 		rcu_read_unlock();
 		if (seen <= w->n || tries >= 2)
 			return;
 		for (i = 0; i < w->ntodo; i++)
 			put_task_struct(offs_snap[offs_todo[i]]);
 		offs_table_unpend(offs_fast_recs, w->nfast);
+		breaks = w->breaks;
 		OFFS_STAT_ADD(snapshot_grow, 1);
 		if (offs_snap_grow(seen))
 			tries = 1;	/* out of memory: one last partial pass */
@@ -298,6 +353,21 @@ static void offs_visit(unsigned int idx, unsigned int max_depth,
 }
 
 /*
+ * How many of the walk's threads belong to processes it saw whole: all,
+ * unless the walk was cut in the middle of a process (GAPP must not judge
+ * that one from some of its threads).
+ */
+static unsigned int offs_walk_whole(const struct offs_walk *w)
+{
+	unsigned int n = w->n;
+
+	if (w->cut)
+		while (n && offs_snap_out[n - 1].tgid == w->cut_tgid)
+			n--;
+	return n;
+}
+
+/*
  * GAPP's criticality (Zhou et al., "GAPP: A Fast Profiler for Detecting
  * Serialization Bottlenecks", 2018), at the end of a tick.  The threads of
  * a process come together in the walk (for_each_process_thread()).
@@ -309,7 +379,8 @@ static void offs_visit(unsigned int idx, unsigned int max_depth,
  * threads and single-threaded processes are never critical at the default
  * 50% (A <= N / 2 needs N >= 2).  Only visited threads can be active
  * (those counted in the walk had not run), so only the processes of the
- * ntodo visited threads (offs_todo[], in walk order) are looked at.
+ * ntodo visited threads (offs_todo[], in walk order) are looked at, and
+ * of those only threads before index n (offs_walk_whole()).
  */
 static void offs_critical_tick_end(unsigned int n, unsigned int ntodo)
 {
@@ -321,7 +392,7 @@ static void offs_critical_tick_end(unsigned int n, unsigned int ntodo)
 
 	for (t = 0; t < ntodo; t++) {
 		i = offs_todo[t];
-		if (i < done || !offs_snap_out[i].active)
+		if (i < done || i >= n || !offs_snap_out[i].active)
 			continue;
 		/* The process's threads: [i, j) around this one. */
 		tgid = offs_snap_out[i].tgid;
@@ -380,6 +451,8 @@ static void offs_tick(void)
 	OFFS_STAT_ADD(threads_visited, w.hits + w.ntodo);
 	OFFS_STAT_ADD(cache_hits, w.hits);
 	OFFS_STAT_ADD(walk_hits, w.hits);
+	OFFS_STAT_ADD(walk_breaks, w.breaks);
+	OFFS_STAT_ADD(walk_cut, w.cut);
 	t1 = ktime_get_ns();
 	for (k = 0; k < w.ntodo; k++) {
 		idx = offs_todo[k];
@@ -394,10 +467,16 @@ static void offs_tick(void)
 	t2 = ktime_get_ns();
 	offs_table_fold(offs_fast_recs, w.nfast);
 	offs_blk_tick_end(offs_snap, offs_snap_out, w.n);
-	offs_critical_tick_end(w.n, w.ntodo);
+	offs_critical_tick_end(offs_walk_whole(&w), w.ntodo);
 	offs_umm_end();
 	offs_root_leave();
-	offs_tc_sweep(false);
+	/*
+	 * After a cut walk the threads not reached were not marked seen: keep
+	 * their entries (the next whole tick sweeps), or they would all be
+	 * captured in full again.
+	 */
+	if (!w.cut)
+		offs_tc_sweep(false);
 	offs_table_tick_end();
 	offs_cgroup_target_put(target);
 

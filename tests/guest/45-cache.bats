@@ -7,6 +7,8 @@ load lib
 teardown() {
 	workload_stop
 	pkill -f 'sleep 100[01]' || true
+	if [ -f "$BATS_TEST_TMPDIR/pids" ]; then kill $(cat "$BATS_TEST_TMPDIR/pids") 2>/dev/null || true; fi
+	if [ -f "$BATS_TEST_TMPDIR/preempt" ]; then cat "$BATS_TEST_TMPDIR/preempt" > /sys/kernel/debug/sched/preempt; fi
 }
 
 teardown_file() {
@@ -121,4 +123,61 @@ thread_records() {
 	e2=$(stat_get cache_entries)
 	echo "entries $e1 -> $e2"
 	[ $((e1 - e2)) -ge 50 ]
+}
+
+@test "a walk that lets the scheduler in counts every thread once per tick" {
+	local n=1000 pre=/sys/kernel/debug/sched/preempt mode= c f ticks breaks cut
+	# A kernel that preempts kernel code (full, PREEMPT_RT) takes the CPU
+	# from the walk by itself; the walk yields on the others (none,
+	# voluntary: Debian's default).  Choose voluntary where the kernel
+	# lets us (PREEMPT_DYNAMIC).
+	if [ -w "$pre" ]; then
+		mode=$(sed -n 's/.*(\([a-z]*\)).*/\1/p' "$pre")
+		echo "$mode" > "$BATS_TEST_TMPDIR/preempt"
+		echo voluntary > "$pre"
+	fi
+	offs_load hz=19
+	# Two processes of n + 1 sleeping threads (the workload's limit is
+	# 1,000 threads per scenario).
+	workload_start -n $n sleep
+	"$OFFS_WORKLOAD" -n $n sleep > "$BATS_TEST_TMPDIR/wl2.out" 2>&1 3>&- &
+	echo $! >> "$BATS_TEST_TMPDIR/pids"
+	wait_line "$BATS_TEST_TMPDIR/wl2.out" '^ready$' 600 $! > /dev/null
+	# A real-time thread per CPU waking every millisecond: each wakeup
+	# asks the CPU running the walk to reschedule.
+	for c in $(seq 0 $(($(nproc) - 1))); do
+		taskset -c "$c" chrt -f 50 perl -e 'select(undef, undef, undef, 0.001) while 1' &
+		echo $! >> "$BATS_TEST_TMPDIR/pids"
+	done
+	sleep 2
+	# Counters read before the first drain and after the second: they
+	# cover the drained ticks (and maybe one or two more).
+	breaks=$(stat_get walk_breaks)
+	cut=$(stat_get walk_cut)
+	cat $P/drain > /dev/null
+	sleep 3
+	f=$BATS_TEST_TMPDIR/d
+	cat $P/drain > "$f"
+	kill $(cat "$BATS_TEST_TMPDIR/pids")
+	rm "$BATS_TEST_TMPDIR/pids"
+	ticks=$(hdr_get ticks "$f")
+	breaks=$(( $(stat_get walk_breaks) - breaks ))
+	cut=$(( $(stat_get walk_cut) - cut ))
+	echo "ticks $ticks, walk breaks $breaks, walks cut $cut, preempt: $(cat $pre 2>/dev/null || uname -v)"
+	# Every sleeping thread once per tick, none twice after a break.
+	c=$(sum_counts "$f" '$6 == "osw-sleep"')
+	if [ "$cut" = 0 ]; then
+		assert_equal "$c" $((ticks * 2 * (n + 1)))
+	else
+		# A walk cut short (the thread it paused at exited meanwhile)
+		# misses the threads after that point, in that tick only.
+		[ "$c" -le $((ticks * 2 * (n + 1))) ]
+		[ "$c" -ge $(((ticks - cut) * 2 * (n + 1))) ]
+	fi
+	# Pauses are seen where the kernel does not preempt the walk: the
+	# voluntary mode chosen above, or a kernel built without preemption
+	# of kernel code ("PREEMPT" or "PREEMPT_RT" in uname -v says it has).
+	if [ -n "$mode" ] || ! uname -v | grep -qE 'PREEMPT( |_RT)'; then
+		[ "$breaks" -gt 0 ]
+	fi
 }
