@@ -16,7 +16,7 @@
 # two boots: `make test-debug OFFS_PARTS=core`, then OFFS_PARTS=long (the
 # whole debug run takes hours under emulation).  OFFS_SUITES="00-load.bats
 # 45-cache.bats ..." limits the core part to those guest suites (on the
-# debug kernel the core part alone takes about 2.6 hours: run it in chunks).
+# debug kernel the core part alone takes about 5 hours: run it in chunks).
 #
 # The short stress and fuzz suites (tests/guest/70-stress.bats,
 # 75-fuzz.bats) run in `make test` like every guest suite; their helper

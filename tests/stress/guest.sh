@@ -15,7 +15,8 @@
 # shares read-write.  BATS_TEST_TIMEOUT (seconds per test) is passed on.
 # OFFS_SUITES (file names under tests/guest/, e.g. "00-load.bats
 # 45-cache.bats") limits the core part to those suites; the debug kernel
-# runs the whole core part in about 2.6 hours, so it can be done in chunks.
+# takes about ten times as long as a Debian guest (5 hours for the whole
+# core part, measured 2026-11-26), so it can be done in chunks.
 set -u
 parts=${1:?usage: guest.sh core|long|core+long OUTDIR}
 out=${2:?usage: guest.sh core|long|core+long OUTDIR}
