@@ -22,7 +22,8 @@ BENCH_BIN := $(BUILD)/bench
 
 .PHONY: bench bench-helpers bench-floor
 
-bench-helpers: $(BENCH_BIN)/offsample-sleepers $(BENCH_BIN)/offsample-benchtool
+bench-helpers: $(BENCH_BIN)/offsample-sleepers $(BENCH_BIN)/offsample-benchtool \
+	$(BENCH_BIN)/offsample-cfidump
 
 # -O0 and frame pointers: the call sites that give each thread its own user
 # stack must stay distinct, and the module walks user stacks by frame pointer.
@@ -30,6 +31,13 @@ $(BENCH_BIN)/offsample-sleepers: $(TOP)/tests/bench/sleepers.c
 	@mkdir -p $(BENCH_BIN)
 	$(CC) -O0 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 		-Wall -Wextra -Werror -pthread -o $@ $<
+
+# module/ucfi.c compiled for user space (tests/ucfi/cfi-dump.c): the size
+# of the table the module builds from one file (section e).
+$(BENCH_BIN)/offsample-cfidump: $(TOP)/tests/ucfi/cfi-dump.c $(TOP)/module/ucfi.c \
+		$(TOP)/module/ucfi.h
+	@mkdir -p $(BENCH_BIN)
+	$(CC) -O2 -Wall -Wextra -Werror -I$(TOP)/tests/ucfi/shim -o $@ $<
 
 $(BENCH_BIN)/offsample-benchtool: $(TOP)/tests/bench/benchtool.c
 	@mkdir -p $(BENCH_BIN)

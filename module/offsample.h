@@ -272,6 +272,7 @@ struct offs_stats {
 	u64 user_frames;
 	u64 user_faulted;		/* walks ended at a non-resident page */
 	u64 user_cfi_frames;		/* user frames found with CFI tables */
+	u64 unwind_errors;		/* user walks ended by CFI not followed */
 	u64 user_trylock_failed;
 	u64 user_dropped;		/* user stacks not stored (bound) */
 	u64 user_ns_total;

@@ -932,6 +932,7 @@ static int offs_stats_show(struct seq_file *m, void *v)
 	OFFS_SHOW("user_frames", READ_ONCE(st->user_frames));
 	OFFS_SHOW("user_faulted", READ_ONCE(st->user_faulted));
 	OFFS_SHOW("user_cfi_frames", READ_ONCE(st->user_cfi_frames));
+	OFFS_SHOW("unwind_errors", READ_ONCE(st->unwind_errors));
 	OFFS_SHOW("user_trylock_failed", READ_ONCE(st->user_trylock_failed));
 	OFFS_SHOW("user_dropped", READ_ONCE(st->user_dropped));
 	OFFS_SHOW("user_ns_total", READ_ONCE(st->user_ns_total));

@@ -840,7 +840,7 @@ static void offs_compile_fde(struct offs_builder *b, const struct offs_cie *cie,
 			     const u8 *p, const u8 *end, const u8 *eh,
 			     u64 eh_vaddr)
 {
-	static const struct offs_cfi_rule invalid = { .kind = OFFS_CFI_INVALID };
+	static const struct offs_cfi_rule none = { .kind = OFFS_CFI_NONE };
 	struct offs_cur f = { .p = p, .end = end };
 	struct offs_cfa_state s;
 	u64 pc, range, loc;
@@ -859,8 +859,11 @@ static void offs_compile_fde(struct offs_builder *b, const struct offs_cie *cie,
 	if (offs_run(b, cie, &f, &s, &loc, pc + range, eh, eh_vaddr) &&
 	    loc < pc + range)
 		offs_emit_state(b, cie, &s, loc);
-	/* After the function nothing unwinds, unless another FDE starts there. */
-	offs_emit(b, pc + range, offs_rule_index(b, &invalid), true);
+	/*
+	 * After the function no FDE covers the code (frame pointers there),
+	 * unless another FDE starts at that address.
+	 */
+	offs_emit(b, pc + range, offs_rule_index(b, &none), true);
 }
 
 /* Compile every FDE of .eh_frame (eh, eh_len bytes at eh_vaddr) into b. */
@@ -1062,16 +1065,19 @@ static int offs_rd_user(const struct offs_unwind_ops *ops, u64 addr, u64 *v,
 /*
  * Walk a user stack from regs into ips[] (leaf first; the leaf is always
  * recorded); returns the depth.  Each frame is followed by its file's
- * compiled CFI where ops->table() has a table for it, by frame pointers
- * elsewhere.  Stops at the outermost frame, at anything that does not
- * make sense (a CFA that does not grow, leaves the stack span or is
- * misaligned; a return address below PAGE_SIZE), at a failed read
- * (*fault_addr: where) or at max frames (*truncated).
+ * compiled CFI where ops->table() has a table with an FDE for it, by frame
+ * pointers elsewhere (no table, or code no FDE covers).  Stops at the
+ * outermost frame (an undefined return address, one below PAGE_SIZE, or
+ * frame pointers that end), at a failed read (*fault_addr: where), at max
+ * frames (*truncated), or at CFI that cannot be followed or makes no
+ * sense (*bad: a rule we cannot represent, a CFA that does not grow,
+ * leaves the stack span or is misaligned, one based on a lost rbp, a
+ * signal frame's registers outside the stack).
  */
 unsigned int offs_cfi_unwind(const struct offs_unwind_ops *ops,
 			     const struct offs_unwind_regs *regs,
 			     unsigned long *ips, unsigned int max,
-			     bool *truncated, u64 *fault_addr)
+			     bool *truncated, u64 *fault_addr, bool *bad)
 {
 	u64 pc = regs->ip, sp = regs->sp, bp = regs->bp, cfa, ra, vaddr, v;
 	const struct offs_cfi_rule *r;
@@ -1082,13 +1088,15 @@ unsigned int offs_cfi_unwind(const struct offs_unwind_ops *ops,
 
 	*truncated = false;
 	*fault_addr = 0;
+	*bad = false;
 	if (!max)
 		return 0;
 	ips[n++] = pc;
 	for (;;) {
 		/* A return address is looked up at the call, just before it. */
 		t = ops->table(ops->ctx, exact ? pc : pc - 1, &vaddr);
-		if (!t) {
+		r = t ? offs_cfi_lookup(t, vaddr) : NULL;
+		if (!r || r->kind == OFFS_CFI_NONE) {
 			/* No CFI here: frame pointers, as far as they go. */
 			if (!bp_known || bp < sp || bp - regs->sp > OFFS_USTACK_SPAN ||
 			    (bp & 7))
@@ -1101,9 +1109,6 @@ unsigned int offs_cfi_unwind(const struct offs_unwind_ops *ops,
 			ra = frame[1];
 			bp = frame[0];
 		} else {
-			r = offs_cfi_lookup(t, vaddr);
-			if (!r)
-				break;
 			switch (r->kind) {
 			case OFFS_CFI_SIGNAL:
 				if (ops->read(ops->ctx, sp + OFFS_SIGCTX_OFF, ctx,
@@ -1117,8 +1122,10 @@ unsigned int offs_cfi_unwind(const struct offs_unwind_ops *ops,
 				bp = ctx[OFFS_SIGCTX_BP];
 				bp_known = true;
 				exact = true;
-				if (pc < PAGE_SIZE || sp - regs->sp > OFFS_USTACK_SPAN)
+				if (pc < PAGE_SIZE || sp - regs->sp > OFFS_USTACK_SPAN) {
+					*bad = true;
 					goto out;
+				}
 				goto record;
 			case OFFS_CFI_PLT:
 				cfa = sp + 8 + ((pc & 15) >= (u64)r->cfa_off ? 8 : 0);
@@ -1127,15 +1134,24 @@ unsigned int offs_cfi_unwind(const struct offs_unwind_ops *ops,
 				cfa = sp + r->cfa_off;
 				break;
 			case OFFS_CFI_CFA_BP:
-				if (!bp_known)
+				if (!bp_known) {
+					*bad = true;
 					goto out;
+				}
 				cfa = bp + r->cfa_off;
 				break;
-			default:	/* STOP, INVALID */
+			case OFFS_CFI_STOP:
+				goto out;
+			default:	/* INVALID */
+				*bad = true;
 				goto out;
 			}
 			if (cfa <= sp || cfa - regs->sp > OFFS_USTACK_SPAN ||
-			    (cfa & 7) || offs_rd_user(ops, cfa - 8, &ra, fault_addr))
+			    (cfa & 7)) {
+				*bad = true;
+				break;
+			}
+			if (offs_rd_user(ops, cfa - 8, &ra, fault_addr))
 				break;
 			if (r->kind == OFFS_CFI_CFA_SP || r->kind == OFFS_CFI_CFA_BP) {
 				if (r->bp == OFFS_CFI_BP_CFA) {

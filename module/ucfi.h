@@ -22,12 +22,13 @@
 #include <linux/types.h>
 
 enum offs_cfi_kind {
-	OFFS_CFI_INVALID,	/* no CFI, or CFI we cannot follow: stop */
+	OFFS_CFI_INVALID,	/* CFI we cannot follow: stop, counted */
 	OFFS_CFI_CFA_SP,	/* CFA = rsp + cfa_off */
 	OFFS_CFI_CFA_BP,	/* CFA = rbp + cfa_off */
 	OFFS_CFI_PLT,		/* PLT stub: CFA = rsp + 8, +8 if (rip & 15) >= cfa_off */
 	OFFS_CFI_SIGNAL,	/* signal trampoline: registers in a sigcontext */
 	OFFS_CFI_STOP,		/* return address undefined: outermost frame */
+	OFFS_CFI_NONE,		/* no FDE covers it: frame pointers */
 };
 
 enum offs_cfi_bp {
@@ -113,6 +114,6 @@ struct offs_unwind_regs {
 unsigned int offs_cfi_unwind(const struct offs_unwind_ops *ops,
 			     const struct offs_unwind_regs *regs,
 			     unsigned long *ips, unsigned int max,
-			     bool *truncated, u64 *fault_addr);
+			     bool *truncated, u64 *fault_addr, bool *bad);
 
 #endif /* OFFS_UCFI_H */

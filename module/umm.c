@@ -226,12 +226,15 @@ unsigned int offs_umm_walk(const struct offs_sample *s, unsigned long *ips,
 		.ip = s->uip, .sp = s->usp, .bp = s->ubp,
 	};
 	unsigned int n;
+	bool bad;
 	u64 fault;
 
-	n = offs_cfi_unwind(&ops, &r, ips, max, truncated, &fault);
+	n = offs_cfi_unwind(&ops, &r, ips, max, truncated, &fault, &bad);
 	*fault_addr = fault;
 	*pending = uc.pending || offs_umaps_busy;
 	OFFS_STAT_ADD(user_cfi_frames, uc.cfi);
+	if (bad)
+		OFFS_STAT_ADD(unwind_errors, 1);
 	return n;
 }
 

@@ -467,6 +467,27 @@ if [[ " $SECTIONS " == *" cfi "* ]]; then
 	done | sort -u | while read -r f; do
 		printf '%s\t%s\n' "$f" "$(stat -c %s "$f")"
 	done > "$R/cfi-files.tsv"
+	# 0. One program's files alone (sleep: the program, libc, ld.so): the
+	# process in a cgroup of its own, the module told to sample only it.
+	cfi_cg=/sys/fs/cgroup/offs-bench-cfi
+	mkdir -p $cfi_cg
+	sleep 3600 & cfi_p0=$!
+	echo $cfi_p0 > $cfi_cg/cgroup.procs
+	cmd cfi "sleep 3600 alone in cgroup /offs-bench-cfi; insmod ... cgroup=/offs-bench-cfi (its files: sleep, libc.so.6, ld-linux)"
+	awk '$2 ~ /x/ && $6 ~ /^\// { print $6 }' /proc/$cfi_p0/maps | sort -u |
+	while read -r f; do
+		# FILE, size, .eh_frame size, the table module/ucfi.c builds.
+		printf '%s\t%s\t%s\t%s\n' "$f" "$(stat -c %s "$f")" \
+			"$(readelf -SW "$f" | perl -ne 'print hex($1) if /\]\s+\.eh_frame\s+\S+\s+\S+\s+\S+\s+([0-9a-f]+)/')" \
+			"$("$BB/offsample-cfidump" -s "$f" | awk '{ print $6 }')"
+	done > "$R/cfi-alone-files.tsv"
+	load hz="$TICK_HZ" thread_cache=0 cgroup=/offs-bench-cfi &&
+		wait_ticks 1 600 && wait_cfi 600
+	snap cfi-alone
+	unload
+	kill $cfi_p0 2>/dev/null
+	wait $cfi_p0 2>/dev/null
+	rmdir $cfi_cg 2>/dev/null
 	# 1. Builds: load, wait until every table is built, the counters.
 	meminfo cfi-build.before
 	load hz="$TICK_HZ" thread_cache=0 && wait_ticks 1 600 && wait_cfi 600

@@ -424,6 +424,16 @@ class Bench:
                'tables': build.get('cfi_tables', 0), 'cap_mb': build.get('cfi_cache_mb', 0),
                'files': [(f[0], int(f[1])) for f in files if len(f) == 2 and f[1].isdigit()],
                'threads': int(self.env.get('cfi_threads', 0) or 0)}
+        # One program alone (sleep: its files are sleep, libc, ld.so).
+        alone = read_stats(self.r('cfi-alone.stats'))
+        if alone:
+            res['alone'] = {
+                'built': alone.get('cfi_built', 0), 'failed': alone.get('cfi_failed', 0),
+                'build_ns': alone.get('cfi_build_ns', 0), 'bytes': alone.get('cfi_bytes', 0),
+                'files': [(f[0], int(f[1]), int(f[2]) if f[2].isdigit() else 0,
+                           int(f[3]) if f[3].isdigit() else 0)
+                          for f in read_rows(self.r('cfi-alone-files.tsv')) if len(f) == 4],
+            }
         for mode in ('on', 'off'):
             d = self.delta('cfi-' + mode)
             if not d or not d.get('threads_visited'):
@@ -905,6 +915,19 @@ def write_md(b, tick, pipe, read, rawdir, cfi=None, blk=None, onc=None, model=No
           % (cfi['built'], cfi['failed'], cfi['too_big'],
              fmt_ns(cfi['build_ns']), fmt_ns(cfi['build_ns'] / max(cfi['built'], 1)),
              fmt_bytes(cfi['bytes'])))
+        a = cfi.get('alone')
+        if a:
+            w('One program alone: `sleep` in a cgroup of its own, the module loaded with\n'
+              '`cgroup=` naming it, so that only its files are compiled.  Table sizes per\n'
+              'file are those of the same compiler (module/ucfi.c) built for user space\n'
+              '(tests/ucfi/cfi-dump.c) on the same files; the build time is the module\'s,\n'
+              'for the %d tables together (%d failed).\n\n' % (a['built'], a['failed']))
+            w('| file | size | `.eh_frame` | table |\n|---|---:|---:|---:|\n')
+            for f, sz, eh, tb in a['files']:
+                w('| %s | %s | %s | %s |\n'
+                  % (os.path.basename(f), fmt_bytes(sz), fmt_bytes(eh), fmt_bytes(tb)))
+            w('| **module: %d tables** | | | **%s**, built in **%s** |\n\n'
+              % (a['built'], fmt_bytes(a['bytes']), fmt_ns(a['build_ns'])))
         w('Cold ticks (`thread_cache=0`: every thread unwound at every tick) over the\n'
           'same processes, with the tables (default) and with frame pointers only\n'
           '(`cfi_cache_mb=0`):\n\n')

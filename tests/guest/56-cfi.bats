@@ -3,7 +3,9 @@
 # binaries, libc among them), unwound with their .eh_frame compiled into
 # tables (module/ucfi.c, ucache.c): the same frames as eu-stack (elfutils)
 # finds, thread by thread; frame pointers only with cfi_cache_mb=0; the
-# tables' memory bounded by cfi_cache_mb; call-frame information damaged
+# tables' memory bounded by cfi_cache_mb; CFI that cannot be followed ends
+# a stack (counted), code without CFI is followed with frame pointers;
+# call-frame information damaged
 # on disk under running code (tests/guest/cfi-mutate) never harms the
 # module.
 
@@ -124,6 +126,50 @@ cfi_settled() {
 	done
 	echo "table builds still pending: $(stat_get cfi_builds_pending)" >&2
 	return 1
+}
+
+@test "cfi: a stack ends where its call-frame information cannot be followed (unwind_errors); code without an FDE goes on with frame pointers" {
+	local d=$BATS_TEST_TMPDIR L=$TOP/build/offsample-cfilib.so e0 e1 bad k f
+	# Hand-written callers of cfl_inner with wrong or no CFI
+	# (tests/workload/offsample-cfilib.c): cfh-0..2 wrong, cfh-3 none,
+	# cfh-4 the compiled chain.
+	"$TOP/build/offsample-cfihost" "$L:cfl_bad_cfa" "$L:cfl_bad_align" \
+		"$L:cfl_bad_expr" "$L:cfl_nocfi" "$L" > "$d/host.out" 2>&1 3>&- &
+	echo $! > "$d/pids"
+	wait_line "$d/host.out" '^ready$' 600 $! > /dev/null
+	offs_load hz=19 key=tid thread_cache=0
+	cfi_settled
+	sleep 0.5
+	# Read before the first drain and after the second: every sample of
+	# the second drain had its walk counted in between.
+	e0=$(stat_get unwind_errors)
+	cat $P/drain > /dev/null
+	sleep 1.5
+	cat $P/drain > "$d/d"
+	e1=$(stat_get unwind_errors)
+	"$TOP/tools/offsample-symbolize" < "$d/d" > "$d/sym"
+	k=0
+	for f in cfl_bad_cfa cfl_bad_align cfl_bad_expr; do
+		run -0 awk -F'\t' -v t=cfh-$k '!/^#/ && $7 == t { print $9 }' "$d/sym"
+		echo "cfh-$k: $output"
+		[ -n "$output" ]
+		# Every stack of the thread ends at the frame whose rule is wrong.
+		assert_output --regexp "(^|;)cfl_inner\\+0x[0-9a-f]+ \\(offsample-cfilib\\.so\\);$f\\+0x[0-9a-f]+ \\(offsample-cfilib\\.so\\)$"
+		[ "$(echo "$output" | grep -cv ";$f+0x[0-9a-f]* (offsample-cfilib.so)\$")" = 0 ]
+		k=$((k + 1))
+	done
+	bad=$(sum_counts "$d/d" '$7 == "cfh-0" || $7 == "cfh-1" || $7 == "cfh-2"')
+	echo "unwind_errors $e0 -> $e1, samples of the three threads $bad"
+	[ "$bad" -gt 0 ]
+	[ $((e1 - e0)) -ge "$bad" ]
+	# No FDE: its frame pointer leads on to the thread's start.
+	run -0 awk -F'\t' '!/^#/ && $7 == "cfh-3" { print $9 }' "$d/sym"
+	assert_output --regexp 'cfl_inner\+0x[0-9a-f]+ \(offsample-cfilib\.so\);cfl_nocfi\+0x[0-9a-f]+ \(offsample-cfilib\.so\);run\+0x[0-9a-f]+ \(offsample-cfihost\);start_thread'
+	run -0 awk -F'\t' '!/^#/ && $7 == "cfh-4" { print $9 }' "$d/sym"
+	assert_output --regexp 'cfl_inner\+0x[0-9a-f]+ \(offsample-cfilib\.so\);cfl_middle\+0x[0-9a-f]+ \(offsample-cfilib\.so\);cfl_outer\+0x[0-9a-f]+ \(offsample-cfilib\.so\);run\+0x[0-9a-f]+ \(offsample-cfihost\);start_thread'
+	pkill -KILL -f offsample-cfihost
+	offs_unload
+	dmesg_clean
 }
 
 @test "cfi: .eh_frame damaged on disk under running code: refused or used, counted, never a crash" {

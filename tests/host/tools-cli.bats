@@ -145,6 +145,11 @@ as_nobody() {
 		user_cfi_frames 4321 >> "$FP/stats"
 	run -0 "$OFFS" status
 	assert_line "cfi tables:  12 files, 3.0 of 64 MiB; 10 built (250.0 ms), 1 failed, 0 too big, 2 evicted, 1 pending; 4321 frames found with them"
+	refute_line --partial "cannot be followed"
+	# 0.5.2: stacks ended at call-frame information that cannot be followed.
+	printf '%-24s %s\n' unwind_errors 17 >> "$FP/stats"
+	run -0 "$OFFS" status
+	assert_line "             17 stacks ended at call-frame information that cannot be followed"
 	sed -i 's/^cfi_cache_mb .*/cfi_cache_mb             0/' "$FP/stats"
 	run -0 "$OFFS" status
 	assert_line "cfi tables:  off (cfi_cache_mb=0: frame pointers only)"

@@ -54,6 +54,9 @@ static void print_rule(const struct offs_cfi_rule *r)
 	case OFFS_CFI_STOP:
 		printf("stop");
 		break;
+	case OFFS_CFI_NONE:
+		printf("none");
+		break;
 	default:
 		printf("invalid");
 		break;

@@ -105,7 +105,7 @@ int main(int argc, char **argv)
 	struct dirent *de;
 	unsigned int n, k;
 	unsigned long long s, e, o;
-	bool trunc;
+	bool trunc, bad;
 	u64 fault;
 	FILE *f;
 	DIR *d;
@@ -163,8 +163,11 @@ int main(int argc, char **argv)
 		r.ip = regs.rip;
 		r.sp = regs.rsp;
 		r.bp = regs.rbp;
-		n = offs_cfi_unwind(&ops, &r, ips, 128, &trunc, &fault);
+		n = offs_cfi_unwind(&ops, &r, ips, 128, &trunc, &fault, &bad);
 		printf("TID %d:\n", tids[i]);
+		if (bad)
+			fprintf(stderr, "cfi-unwind: TID %d: stack ends at call-frame information that cannot be followed\n",
+				tids[i]);
 		for (k = 0; k < n; k++)
 			printf("#%u 0x%lx\n", k, ips[k]);
 	}

@@ -2,20 +2,22 @@
 /*
  * offsample-cfihost - loads each shared library named on the command line
  * (copies of offsample-cfilib.so) and starts one thread per library that
- * blocks in it: thread "cfh-K" (K = the library's position, from 0) calls
- * cfl_outer() of library K, which reads an empty pipe for good.
+ * blocks in it: thread "cfh-K" (K = the argument's position, from 0) calls
+ * cfl_outer() of library K (or the function named after a colon,
+ * LIB:FUNC), which reads an empty pipe for good.
  *
  * Prints "loaded N refused R" and "ready" when every thread has been
  * started, then waits until killed.  A library that cannot be loaded is
  * named on stderr and skipped (its thread is not started).
  *
- * Usage: offsample-cfihost LIB...
+ * Usage: offsample-cfihost LIB[:FUNC]...
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 typedef long (*wait_fn)(int fd);
@@ -38,17 +40,22 @@ int main(int argc, char **argv)
 	int i, loaded = 0, refused = 0;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: offsample-cfihost LIB...\n");
+		fprintf(stderr, "usage: offsample-cfihost LIB[:FUNC]...\n");
 		return 2;
 	}
 	for (i = 1; i < argc; i++) {
 		struct job *j = calloc(1, sizeof(*j));
-		void *h = dlopen(argv[i], RTLD_NOW | RTLD_LOCAL);
+		char *fn = strchr(argv[i], ':');
+		void *h;
 		int p[2];
 		pthread_t t;
 		char name[16];
 
-		if (!j || !h || !(j->fn = (wait_fn)dlsym(h, "cfl_outer"))) {
+		if (fn)
+			*fn++ = '\0';
+		h = dlopen(argv[i], RTLD_NOW | RTLD_LOCAL);
+		if (!j || !h ||
+		    !(j->fn = (wait_fn)dlsym(h, fn ? fn : "cfl_outer"))) {
 			fprintf(stderr, "offsample-cfihost: %s: %s\n", argv[i],
 				j ? dlerror() : "out of memory");
 			refused++;

@@ -9,6 +9,18 @@
  * them.
  *
  *   cfl_outer(fd) -> cfl_middle(fd) -> cfl_inner(fd) -> read(fd)
+ *
+ * Four more entry points call cfl_inner() from hand-written code whose
+ * call-frame information is wrong or absent on purpose (56-cfi.bats):
+ *
+ *   cfl_bad_cfa    CFA = rsp + 0 at the call: not above the callee's frame
+ *   cfl_bad_align  CFA = rsp + 12: misaligned
+ *   cfl_bad_expr   CFA as a DWARF expression (DW_CFA_def_cfa_expression)
+ *   cfl_nocfi      no FDE at all, but a frame pointer: rbp-linked
+ *
+ * A stack through the first three ends at that frame (the unwinder counts
+ * it); one through cfl_nocfi goes on with frame pointers to the thread's
+ * start.
  */
 #include <unistd.h>
 
@@ -41,3 +53,48 @@ EXPORT long cfl_outer(int fd)
 	cfl_sink++;
 	return n;
 }
+
+/*
+ * Each keeps the stack 16-byte aligned at the call (entry rsp is 8 mod
+ * 16) and passes fd on in edi.  The .cfi directives describe the CFA
+ * wrongly on purpose; the code itself is correct.
+ */
+#define CFL_ASM_FN(name, body) \
+	".globl " #name "\n.type " #name ", @function\n" #name ":\n" \
+	body ".size " #name ", .-" #name "\n"
+
+__asm__(".text\n"
+	CFL_ASM_FN(cfl_bad_cfa,
+		".cfi_startproc\n"
+		"sub $8, %rsp\n"
+		".cfi_def_cfa_offset 0\n"
+		"call cfl_inner@PLT\n"
+		"add $8, %rsp\n"
+		".cfi_def_cfa_offset 8\n"
+		"ret\n"
+		".cfi_endproc\n")
+	CFL_ASM_FN(cfl_bad_align,
+		".cfi_startproc\n"
+		"sub $8, %rsp\n"
+		".cfi_def_cfa_offset 12\n"
+		"call cfl_inner@PLT\n"
+		"add $8, %rsp\n"
+		".cfi_def_cfa_offset 8\n"
+		"ret\n"
+		".cfi_endproc\n")
+	/* DW_CFA_def_cfa_expression, 2 bytes: DW_OP_breg7 (rsp) 16. */
+	CFL_ASM_FN(cfl_bad_expr,
+		".cfi_startproc\n"
+		"sub $8, %rsp\n"
+		".cfi_escape 0x0f, 0x02, 0x77, 0x10\n"
+		"call cfl_inner@PLT\n"
+		"add $8, %rsp\n"
+		".cfi_def_cfa_offset 8\n"
+		"ret\n"
+		".cfi_endproc\n")
+	CFL_ASM_FN(cfl_nocfi,
+		"push %rbp\n"
+		"mov %rsp, %rbp\n"
+		"call cfl_inner@PLT\n"
+		"pop %rbp\n"
+		"ret\n"));

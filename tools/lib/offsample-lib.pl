@@ -290,6 +290,9 @@ sub cmd_status {
 					$num->('cfi_built'), $num->('cfi_build_ns') / 1e6, $num->('cfi_failed'),
 					$num->('cfi_too_big'), $num->('cfi_evicted'), $num->('cfi_builds_pending'),
 					$num->('user_cfi_frames'))
+				. (exists $st{unwind_errors} && $num->('unwind_errors')
+					? sprintf("             %d stacks ended at call-frame information that cannot be followed\n",
+						$num->('unwind_errors')) : '')
 				: "cfi tables:  off (cfi_cache_mb=0: frame pointers only)\n";
 		}
 	}
