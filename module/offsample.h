@@ -114,6 +114,9 @@ struct offs_sample {
 	unsigned long ufault;
 	bool utruncated;
 	bool upending;		/* a file's unwind table was not ready */
+	/* Time pinned in the kernel unwind, the user walk (pin.c, added up). */
+	u64 ns_kstack;
+	u64 ns_uwalk;
 	pid_t tgid;
 	pid_t tid;
 	char comm[TASK_COMM_LEN];	/* process (thread group leader) name */
@@ -280,6 +283,11 @@ struct offs_stats {
 	u64 wobj_fd_closed;		/* the descriptor was no longer open */
 	u64 cache_degraded;		/* captures not cached: degraded */
 	u64 full_ns_total;		/* time in full-capture visits */
+	/* Parts of it (sampler.c): entering the mm, pinning, two of that. */
+	u64 full_enter_ns;
+	u64 full_pin_ns;
+	u64 full_kstack_ns;
+	u64 full_uwalk_ns;
 	u64 blk_looked;			/* lock waits whose holder was looked up */
 	u64 blk_edges;			/* ... and found (edges counted) */
 	u64 blk_unknown;		/* ... words did not validate */

@@ -22,6 +22,7 @@
  * needs the mmap lock and happens later (ustack.c).
  */
 #include <linux/sched.h>
+#include <linux/sched/clock.h>
 #include <linux/sched/task_stack.h>
 #include <linux/rcupdate.h>
 #include <linux/string.h>
@@ -111,6 +112,7 @@ enum offs_pin offs_pin_capture(struct task_struct *t, struct offs_sample *s,
 	enum offs_pin pin;
 	unsigned long flags;
 	unsigned int state;
+	u64 c0, c1;
 	bool runq;
 
 	s->depth = 0;
@@ -185,7 +187,11 @@ enum offs_pin offs_pin_capture(struct task_struct *t, struct offs_sample *s,
 	s->ncsw = offs_ncsw(t);
 	s->iowait = t->in_iowait;
 	s->state_ch = offs_state_char(t, state, pin);
+	/* The two walks are timed (stats full_kstack_ns, full_uwalk_ns). */
+	c0 = local_clock();
 	s->depth = offs_unwind_kernel(t, s->ips, max_depth, &s->truncated);
+	c1 = local_clock();
+	s->ns_kstack += c1 - c0;
 	if (!s->kthread)
 		offs_user_regs(t, s);
 	/*
@@ -193,6 +199,7 @@ enum offs_pin offs_pin_capture(struct task_struct *t, struct offs_sample *s,
 	 * t->mm cannot change under us, exec needs the thread to run.
 	 */
 	offs_user_walk(t, s);
+	s->ns_uwalk += local_clock() - c1;
 
 	/*
 	 * Did it run while we walked its stack?  A run-queue waiter may; a

@@ -914,6 +914,11 @@ static int offs_stats_show(struct seq_file *m, void *v)
 		 READ_ONCE(st->cgroup_skipped);
 	OFFS_SHOW("thread_ns_walk",
 		  walked ? READ_ONCE(st->walk_ns_total) / walked : 0);
+	OFFS_SHOW("full_ns_total", READ_ONCE(st->full_ns_total));
+	OFFS_SHOW("full_enter_ns", READ_ONCE(st->full_enter_ns));
+	OFFS_SHOW("full_pin_ns", READ_ONCE(st->full_pin_ns));
+	OFFS_SHOW("full_kstack_ns", READ_ONCE(st->full_kstack_ns));
+	OFFS_SHOW("full_uwalk_ns", READ_ONCE(st->full_uwalk_ns));
 	OFFS_SHOW("tick_walk_ns_total", READ_ONCE(st->walk_ns_total));
 	OFFS_SHOW("tick_visit_ns_total", READ_ONCE(st->visit_ns_total));
 	OFFS_SHOW("tick_end_ns_total", READ_ONCE(st->end_ns_total));

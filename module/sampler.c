@@ -110,8 +110,7 @@ struct offs_walk {
 	unsigned int hits;	/* threads counted in the walk */
 	unsigned int kthreads;	/* skipped: kernel threads */
 	unsigned int cgroup;	/* skipped: outside the cgroup parameter */
-	unsigned int breaks;	/* times the walk let the scheduler in */
-	bool cut;		/* ... and could not go on afterwards, */
+	bool cut;		/* the walk could not go on after a pause, */
 	pid_t cut_tgid;		/* ... in this process */
 };
 
@@ -161,13 +160,12 @@ static void offs_walk(struct offs_walk *w, bool kthreads, struct cgroup *target)
 	struct task_struct *g, *t;
 	struct offs_snap_out *out;
 	struct offs_rec *rec;
-	unsigned int seen, i, k, breaks = 0;
+	unsigned int seen, i, k;
 	bool first;
 	int tries;
 
 	for (tries = 0; ; tries++) {
 		memset(w, 0, sizeof(*w));
-		w->breaks = breaks;	/* those of a pass given up below */
 		seen = 0;
 		k = 0;
 		/*
@@ -178,7 +176,7 @@ static void offs_walk(struct offs_walk *w, bool kthreads, struct cgroup *target)
 		rcu_read_lock();
 		for_each_process_thread(g, t) {
 			if (!(++k % OFFS_WALK_BATCH) && need_resched()) {
-				w->breaks++;
+				OFFS_STAT_ADD(walk_breaks, 1);
 				w->cut_tgid = g->tgid;
 				if (!offs_walk_yield(g, t)) {
 					/* The threads from t on wait for the next tick. */
@@ -221,7 +219,6 @@ walked:
 		for (i = 0; i < w->ntodo; i++)
 			put_task_struct(offs_snap[offs_todo[i]]);
 		offs_table_unpend(offs_fast_recs, w->nfast);
-		breaks = w->breaks;
 		OFFS_STAT_ADD(snapshot_grow, 1);
 		if (offs_snap_grow(seen))
 			tries = 1;	/* out of memory: one last partial pass */
@@ -248,6 +245,7 @@ static void offs_visit(unsigned int idx, unsigned int max_depth,
 	struct offs_tc_ent *ent = offs_tc_lookup(t);
 	struct offs_sample s = { .syscall = -1 };
 	enum offs_pin pin;
+	u64 t1, t2;
 	int attempt;
 
 	if (ent && offs_tc_unchanged(t, ent)) {
@@ -278,6 +276,7 @@ static void offs_visit(unsigned int idx, unsigned int max_depth,
 		s.umm = offs_umm_enter(t);
 		s.uips = offs_uips;
 	}
+	t1 = local_clock();
 	/*
 	 * A thread that ran while unwound, or left its CPU before that CPU
 	 * could capture it, gets another chance.
@@ -292,6 +291,7 @@ static void offs_visit(unsigned int idx, unsigned int max_depth,
 		if (pin != OFFS_PIN_RACED)
 			break;
 	}
+	t2 = local_clock();
 	switch (pin) {
 	case OFFS_PIN_ONCPU:
 		/* Not sampled (oncpu=0 or missed), still active for GAPP. */
@@ -350,6 +350,10 @@ static void offs_visit(unsigned int idx, unsigned int max_depth,
 		offs_tc_invalidate(ent);
 	OFFS_STAT_ADD(cache_misses, 1);
 	OFFS_STAT_ADD(full_ns_total, local_clock() - t0);
+	OFFS_STAT_ADD(full_enter_ns, t1 - t0);
+	OFFS_STAT_ADD(full_pin_ns, t2 - t1);
+	OFFS_STAT_ADD(full_kstack_ns, s.ns_kstack);
+	OFFS_STAT_ADD(full_uwalk_ns, s.ns_uwalk);
 }
 
 /*
@@ -451,7 +455,6 @@ static void offs_tick(void)
 	OFFS_STAT_ADD(threads_visited, w.hits + w.ntodo);
 	OFFS_STAT_ADD(cache_hits, w.hits);
 	OFFS_STAT_ADD(walk_hits, w.hits);
-	OFFS_STAT_ADD(walk_breaks, w.breaks);
 	OFFS_STAT_ADD(walk_cut, w.cut);
 	t1 = ktime_get_ns();
 	for (k = 0; k < w.ntodo; k++) {

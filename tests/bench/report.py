@@ -171,7 +171,8 @@ class Bench:
              if isinstance(b.get(k), int) and isinstance(a.get(k), int)}
         d['tick_ns_total'] = tot(b, 'tick_ns_avg', 'ticks') - tot(a, 'tick_ns_avg', 'ticks')
         d['hit_ns_total'] = tot(b, 'thread_ns_hit', 'cache_hits') - tot(a, 'thread_ns_hit', 'cache_hits')
-        d['full_ns_total'] = tot(b, 'thread_ns_full', 'cache_misses') - tot(a, 'thread_ns_full', 'cache_misses')
+        if 'full_ns_total' not in d:	# exact since 0.5.2
+            d['full_ns_total'] = tot(b, 'thread_ns_full', 'cache_misses') - tot(a, 'thread_ns_full', 'cache_misses')
         d['memory_bytes_now'] = b.get('memory_bytes')
         d['hz'] = b.get('hz')
         d['after'] = b
@@ -276,6 +277,13 @@ class Bench:
                     k = 'tick_%s_ns_total' % ph
                     m[ph] = d[k] / d['threads_visited'] if k in d else None
                 m['walk_hits'] = d.get('cache_hits_walk')
+                # 0.5.2: a full capture's parts, per capture.
+                if d.get('cache_misses') and 'full_pin_ns' in d:
+                    c = d['cache_misses']
+                    m['parts'] = {k: d.get(k, 0) / c for k in
+                                  ('full_enter_ns', 'full_pin_ns', 'full_kstack_ns',
+                                   'full_uwalk_ns', 'user_ns_total')}
+                    m['parts']['full'] = d['full_ns_total'] / c
                 if row.get('floor'):
                     m['floor_ratio'] = m['wall'] / row['floor']
                 if row.get('proc_wall'):
@@ -756,6 +764,26 @@ def write_md(b, tick, pipe, read, rawdir, cfi=None, blk=None, onc=None, model=No
                  if m.get('walk_hits') is not None else 'n/a',
                  fmt_ns(m['full_ns']), fmt_ns(m['user_ns'])))
     w('\n')
+    parts = [(r, mode, r[mode]['parts']) for r in tick for mode in ('cold', 'coldk')
+             if r.get(mode) and r[mode].get('parts')]
+    if parts:
+        w('Inside a full capture (module counters of 0.5.2, per capture): entering the\n'
+          'thread\'s address space (`full_enter_ns`); pinned, `pi_lock` held with IRQs\n'
+          'off (`full_pin_ns`, retries and on-CPU captures included), of which the\n'
+          'kernel unwind (`full_kstack_ns`) and the user-stack walk (`full_uwalk_ns`);\n'
+          'then, unpinned, the user stack mapped to files and interned\n'
+          '(`user_ns_total`); the rest (names, wait object, lock holder, recording).\n\n')
+        w('| threads | mode | full capture | enter mm | pinned | kernel unwind | user walk | pinned, other | user stack to files | rest |\n')
+        w('|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n')
+        for r, mode, p in parts:
+            other = p['full_pin_ns'] - p['full_kstack_ns'] - p['full_uwalk_ns']
+            rest = p['full'] - p['full_enter_ns'] - p['full_pin_ns'] - p['user_ns_total']
+            w('| %s | %s | %s | %s | %s (%.0f%%) | %s | %s | %s | %s | %s |\n'
+              % (fmt_int(r['n']), names[mode], fmt_ns(p['full']), fmt_ns(p['full_enter_ns']),
+                 fmt_ns(p['full_pin_ns']), 100.0 * p['full_pin_ns'] / max(p['full'], 1),
+                 fmt_ns(p['full_kstack_ns']), fmt_ns(p['full_uwalk_ns']), fmt_ns(other),
+                 fmt_ns(p['user_ns_total']), fmt_ns(rest)))
+        w('\n')
     w('/proc pass details (per thread, all passes, wall): ')
     w('; '.join('%s threads: %s' % (fmt_int(r.get('proc_threads')),
                                    ', '.join(fmt_ns(p['wall_ns'] / p['threads']) for p in r['passes']))

@@ -41,6 +41,19 @@ thread_records() {
 	[ "$(stat_get thread_ns_walk)" -gt 0 ]
 	[ "$(stat_get thread_ns_full)" -gt 0 ]
 	[ "$(stat_get cache_entries)" -gt 0 ]
+	# A full capture's parts (0.5.2): each counted, none more than the
+	# whole they are part of.
+	local full enter pin kst uw us
+	full=$(stat_get full_ns_total) enter=$(stat_get full_enter_ns)
+	pin=$(stat_get full_pin_ns) kst=$(stat_get full_kstack_ns)
+	uw=$(stat_get full_uwalk_ns) us=$(stat_get user_ns_total)
+	echo "full $full: enter $enter, pinned $pin (kernel unwind $kst, user walk $uw), user stack to files $us"
+	[ "$kst" -gt 0 ]
+	[ "$uw" -gt 0 ]
+	[ "$enter" -gt 0 ]
+	[ "$us" -gt 0 ]
+	[ $((kst + uw)) -le "$pin" ]
+	[ $((enter + pin + us)) -le "$full" ]
 }
 
 @test "a thread that runs and blocks somewhere else gets its new stack on the next tick" {
