@@ -125,6 +125,18 @@ wait_ticks() {
 	done
 }
 
+# wait_cfi TIMEOUT_S: until no .eh_frame table is queued or being built,
+# then two more ticks (so that every thread was captured with them).
+wait_cfi() {
+	local limit=$(($(date +%s) + $1)) t
+	while [ "$(stat_get cfi_builds_pending)" != 0 ]; do
+		[ "$(date +%s)" -ge "$limit" ] && { log "timeout waiting for cfi builds"; return 1; }
+		sleep 0.2
+	done
+	t=$(stat_get ticks)
+	wait_ticks $((t + 2)) 600
+}
+
 snap() {	# snap NAME: stats and meminfo with a timestamp
 	{ echo "mono_ns $("$BT" now)"; cat $P/stats; } > "$R/$1.stats"
 }
@@ -440,17 +452,6 @@ if [[ " $SECTIONS " == *" pipe "* ]]; then
 fi
 
 # ---------------------------------------------------------------- cfi
-# wait_cfi TIMEOUT_S: until no .eh_frame table is queued or being built,
-# then two more ticks (so that every thread was captured with them).
-wait_cfi() {
-	local limit=$(($(date +%s) + $1)) t
-	while [ "$(stat_get cfi_builds_pending)" != 0 ]; do
-		[ "$(date +%s)" -ge "$limit" ] && { log "timeout waiting for cfi builds"; return 1; }
-		sleep 0.2
-	done
-	t=$(stat_get ticks)
-	wait_ticks $((t + 2)) 600
-}
 
 if [[ " $SECTIONS " == *" cfi "* ]]; then
 	log "cfi: table builds for the files of real programs, $CFI_THREADS sleeping threads"

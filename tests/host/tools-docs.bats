@@ -32,6 +32,18 @@ setup() {
 	run -0 grep -c '^set -eu -o pipefail$' "$OFFS"
 }
 
+@test "scripts run top to bottom define each function before the first call that needs it" {
+	# bash -n does not see it: make bench's tick section once called
+	# wait_cfi, defined further down (every tick window failed).
+	run -0 "$ROOT/tests/lib/sh-defined-before-use" "$ROOT/tests/bench/bench-inner.sh" \
+		"$ROOT/tests/bench/bench.sh" "$ROOT/tests/run.sh" "$ROOT/tests/stress/run.sh" \
+		"$ROOT/tests/stress/guest.sh" "$ROOT/tests/vm/run-guest.sh" "$OFFS"
+	# The checker finds the case it was written for.
+	printf 'f() {\n\tg\n}\nf\ng() { :; }\n' > "$BATS_TEST_TMPDIR/late.sh"
+	run -1 "$ROOT/tests/lib/sh-defined-before-use" "$BATS_TEST_TMPDIR/late.sh"
+	assert_output "$BATS_TEST_TMPDIR/late.sh:4: calls g, defined on line 5"
+}
+
 @test "tools: every command in a file of its own, no file over 600 lines" {
 	local f n c
 	for f in "$OFFS" "$SCO" "$SCP" "$SYMB" "$ROOT"/tools/lib/*; do
