@@ -1066,29 +1066,31 @@ static int offs_rd_user(const struct offs_unwind_ops *ops, u64 addr, u64 *v,
  * Walk a user stack from regs into ips[] (leaf first; the leaf is always
  * recorded); returns the depth.  Each frame is followed by its file's
  * compiled CFI where ops->table() has a table with an FDE for it, by frame
- * pointers elsewhere (no table, or code no FDE covers).  Stops at the
- * outermost frame (an undefined return address, one below PAGE_SIZE, or
- * frame pointers that end), at a failed read (*fault_addr: where), at max
- * frames (*truncated), or at CFI that cannot be followed or makes no
- * sense (*bad: a rule we cannot represent, a CFA that does not grow,
- * leaves the stack span or is misaligned, one based on a lost rbp, a
- * signal frame's registers outside the stack).
+ * pointers elsewhere (no table, or code no FDE covers); out->cfi_frames
+ * counts the frames a CFI rule found.  Stops at the outermost frame (an
+ * undefined return address, one below PAGE_SIZE, or frame pointers that
+ * end), at a failed read (out->fault_addr: where), at max frames
+ * (out->truncated), or at CFI that cannot be followed or makes no sense
+ * (out->bad: a rule we cannot represent, a CFA that does not grow, leaves
+ * the stack span or is misaligned, one based on a lost rbp, a signal
+ * frame's registers outside the stack).
  */
 unsigned int offs_cfi_unwind(const struct offs_unwind_ops *ops,
 			     const struct offs_unwind_regs *regs,
 			     unsigned long *ips, unsigned int max,
-			     bool *truncated, u64 *fault_addr, bool *bad)
+			     struct offs_unwind_out *out)
 {
 	u64 pc = regs->ip, sp = regs->sp, bp = regs->bp, cfa, ra, vaddr, v;
 	const struct offs_cfi_rule *r;
 	const struct offs_cfi_table *t;
 	u64 frame[2], ctx[OFFS_SIGCTX_IP + 1];
-	bool exact = true, bp_known = true;
+	bool exact = true, bp_known = true, cfi;
 	unsigned int n = 0;
 
-	*truncated = false;
-	*fault_addr = 0;
-	*bad = false;
+	out->truncated = false;
+	out->fault_addr = 0;
+	out->bad = false;
+	out->cfi_frames = 0;
 	if (!max)
 		return 0;
 	ips[n++] = pc;
@@ -1096,13 +1098,14 @@ unsigned int offs_cfi_unwind(const struct offs_unwind_ops *ops,
 		/* A return address is looked up at the call, just before it. */
 		t = ops->table(ops->ctx, exact ? pc : pc - 1, &vaddr);
 		r = t ? offs_cfi_lookup(t, vaddr) : NULL;
+		cfi = false;
 		if (!r || r->kind == OFFS_CFI_NONE) {
 			/* No CFI here: frame pointers, as far as they go. */
 			if (!bp_known || bp < sp || bp - regs->sp > OFFS_USTACK_SPAN ||
 			    (bp & 7))
 				break;
 			if (ops->read(ops->ctx, bp, frame, sizeof(frame))) {
-				*fault_addr = bp;
+				out->fault_addr = bp;
 				break;
 			}
 			cfa = bp + sizeof(frame);
@@ -1113,8 +1116,8 @@ unsigned int offs_cfi_unwind(const struct offs_unwind_ops *ops,
 			case OFFS_CFI_SIGNAL:
 				if (ops->read(ops->ctx, sp + OFFS_SIGCTX_OFF, ctx,
 					      sizeof(ctx))) {
-					*fault_addr = sp + OFFS_SIGCTX_OFF;
-					goto out;
+					out->fault_addr = sp + OFFS_SIGCTX_OFF;
+					goto done;
 				}
 				/* The interrupted context: an exact pc. */
 				pc = ctx[OFFS_SIGCTX_IP];
@@ -1122,9 +1125,10 @@ unsigned int offs_cfi_unwind(const struct offs_unwind_ops *ops,
 				bp = ctx[OFFS_SIGCTX_BP];
 				bp_known = true;
 				exact = true;
+				cfi = true;
 				if (pc < PAGE_SIZE || sp - regs->sp > OFFS_USTACK_SPAN) {
-					*bad = true;
-					goto out;
+					out->bad = true;
+					goto done;
 				}
 				goto record;
 			case OFFS_CFI_PLT:
@@ -1135,28 +1139,28 @@ unsigned int offs_cfi_unwind(const struct offs_unwind_ops *ops,
 				break;
 			case OFFS_CFI_CFA_BP:
 				if (!bp_known) {
-					*bad = true;
-					goto out;
+					out->bad = true;
+					goto done;
 				}
 				cfa = bp + r->cfa_off;
 				break;
 			case OFFS_CFI_STOP:
-				goto out;
+				goto done;
 			default:	/* INVALID */
-				*bad = true;
-				goto out;
+				out->bad = true;
+				goto done;
 			}
 			if (cfa <= sp || cfa - regs->sp > OFFS_USTACK_SPAN ||
 			    (cfa & 7)) {
-				*bad = true;
+				out->bad = true;
 				break;
 			}
-			if (offs_rd_user(ops, cfa - 8, &ra, fault_addr))
+			if (offs_rd_user(ops, cfa - 8, &ra, &out->fault_addr))
 				break;
 			if (r->kind == OFFS_CFI_CFA_SP || r->kind == OFFS_CFI_CFA_BP) {
 				if (r->bp == OFFS_CFI_BP_CFA) {
 					if (offs_rd_user(ops, cfa + r->bp_off, &v,
-							 fault_addr))
+							 &out->fault_addr))
 						break;
 					bp = v;
 					bp_known = true;
@@ -1164,6 +1168,7 @@ unsigned int offs_cfi_unwind(const struct offs_unwind_ops *ops,
 					bp_known = false;
 				}
 			}
+			cfi = true;
 		}
 		/* Each frame must be above the last one. */
 		if (cfa <= sp)
@@ -1175,11 +1180,13 @@ unsigned int offs_cfi_unwind(const struct offs_unwind_ops *ops,
 			break;
 record:
 		if (n == max) {
-			*truncated = true;
+			out->truncated = true;
 			break;
 		}
 		ips[n++] = pc;
+		if (cfi)
+			out->cfi_frames++;
 	}
-out:
+done:
 	return n;
 }

@@ -111,9 +111,17 @@ struct offs_unwind_regs {
 /* Frame addresses further than this above the stack pointer are garbage. */
 #define OFFS_USTACK_SPAN	(16ULL << 20)
 
+/* How a walk ended, and how it got there. */
+struct offs_unwind_out {
+	u64 fault_addr;		/* the read that failed, 0 if none did */
+	unsigned int cfi_frames; /* frames found with a CFI rule */
+	bool truncated;		/* stopped at max frames */
+	bool bad;		/* stopped at CFI that cannot be followed */
+};
+
 unsigned int offs_cfi_unwind(const struct offs_unwind_ops *ops,
 			     const struct offs_unwind_regs *regs,
 			     unsigned long *ips, unsigned int max,
-			     bool *truncated, u64 *fault_addr, bool *bad);
+			     struct offs_unwind_out *out);
 
 #endif /* OFFS_UCFI_H */

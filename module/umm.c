@@ -104,7 +104,6 @@ static void offs_umaps_build(struct mm_struct *mm)
 /* What the unwinder (ucfi.c) asks of the address space, with IRQs off. */
 struct offs_uctx {
 	bool pending;		/* a table was still being built */
-	unsigned int cfi;	/* frames looked up in a table */
 };
 
 static const struct offs_cfi_table *offs_umm_table(void *ctx, u64 pc,
@@ -136,7 +135,6 @@ static const struct offs_cfi_table *offs_umm_table(void *ctx, u64 pc,
 				     (offs_umaps[mid].pgoff << PAGE_SHIFT),
 				  vaddr))
 		return NULL;
-	uc->cfi++;
 	return t;
 }
 
@@ -225,15 +223,15 @@ unsigned int offs_umm_walk(const struct offs_sample *s, unsigned long *ips,
 	struct offs_unwind_regs r = {
 		.ip = s->uip, .sp = s->usp, .bp = s->ubp,
 	};
+	struct offs_unwind_out out;
 	unsigned int n;
-	bool bad;
-	u64 fault;
 
-	n = offs_cfi_unwind(&ops, &r, ips, max, truncated, &fault, &bad);
-	*fault_addr = fault;
+	n = offs_cfi_unwind(&ops, &r, ips, max, &out);
+	*truncated = out.truncated;
+	*fault_addr = out.fault_addr;
 	*pending = uc.pending || offs_umaps_busy;
-	OFFS_STAT_ADD(user_cfi_frames, uc.cfi);
-	if (bad)
+	OFFS_STAT_ADD(user_cfi_frames, out.cfi_frames);
+	if (out.bad)
 		OFFS_STAT_ADD(unwind_errors, 1);
 	return n;
 }

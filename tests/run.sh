@@ -7,6 +7,8 @@
 #   4. guest suites: `make install` here (DKMS, for 60-install.bats), then
 #      tests/guest/*.bats inside one virtme-ng boot per kernel (Debian 6.1
 #      and 6.12; RT too with OFFS_KERNELS=all), then `make uninstall`;
+#      tests of the tools on the module's output run in one guest each
+#      (tags once-1, once-2; OFFS_ONCE in tests/guest/run.sh);
 #   5. a summary; the last line is "N passed, N failed, N skipped" and the
 #      exit status is non-zero if anything failed or did not run.
 #
@@ -14,13 +16,14 @@
 # Environment: OFFS_KERNELS (default|rt|all or a list of releases),
 # OFFS_GUEST_JOBS (guests booted at once; default: one per 4 host CPUs,
 # at least one), OFFS_TEST_BUDGET (seconds the whole run may take,
-# default 4800: CI stops a run at 90 minutes), OFFS_GUEST_TIMEOUT
+# default 5100: CI stops a run at 90 minutes, and the summary and
+# `make uninstall` after the last guest take a minute or two), OFFS_GUEST_TIMEOUT
 # (seconds a guest may run; default: an even share of what is left of the
 # budget when it starts, so that one slow guest cannot take everything,
 # and a run on a machine at half speed still ends with every result).
 set -u
 t0=$(date +%s)
-budget=${OFFS_TEST_BUDGET:-4800}
+budget=${OFFS_TEST_BUDGET:-5100}
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 cd "$TOP"
 mode=all
@@ -149,7 +152,9 @@ if [ $mode != host ]; then
 	[ "$jobs" -ge 1 ] 2>/dev/null || jobs=1
 	pids=()
 	left=${#ready[@]}
+	nth=0
 	for k in "${ready[@]}"; do
+		nth=$((nth + 1))
 		out=$RESULTS/guest-$k
 		# Its share of what is left of the budget (tests/lib/guest-share.bash).
 		gt=${OFFS_GUEST_TIMEOUT:-$(guest_share "$t0" "$budget" "$(date +%s)" "$left" "$jobs")}
@@ -162,7 +167,8 @@ if [ $mode != host ]; then
 		(
 			start=$(date +%s)
 			tests/vm/run-guest.sh --timeout "$gt" --append init_on_alloc=0 \
-				"$k" "$out" -- tests/guest/run.sh "$out" \
+				"$k" "$out" -- env OFFS_ONCE="$nth/${#ready[@]}" \
+				tests/guest/run.sh "$out" \
 				> "$out.log" 2>&1
 			echo "$? $(( $(date +%s) - start ))" > "$out.rc"
 		) &

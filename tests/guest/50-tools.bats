@@ -3,6 +3,12 @@
 # it, snapshots partition the samples, parameters are restored, -p keeps
 # one process, -c one cgroup, user frames of a test program are named in
 # a flame graph after it exited, status says when the module is gone.
+#
+# Nothing here depends on the kernel (the tools read the module's files,
+# whose format is the same on every kernel), so `make test` runs each of
+# these tests in one guest only: tagged once-1 or once-2, see
+# tests/guest/run.sh (OFFS_ONCE).  The module's side of what they use is
+# tested in every guest by the other suites.
 
 load lib
 
@@ -42,6 +48,7 @@ teardown() {
 	slow_disk_teardown osw-slow50
 }
 
+# bats test_tags=once-2
 @test "record -d 5 -o FILE: a drain of the workload, with our header, no warning" {
 	assert_equal "$(cat "$BATS_FILE_TMPDIR/rec.rc")" 0
 	assert_equal "$(cat "$BATS_FILE_TMPDIR/rec.err")" ""
@@ -64,6 +71,7 @@ teardown() {
 	assert_equal "$(cat $PARAM/enabled) $(cat $PARAM/hz) $(cat $PARAM/key)" "Y 19 comm"
 }
 
+# bats test_tags=once-1
 @test "pprof of the recording: go tool pprof's totals per reason are the file's; user functions named; filters on piped live input" {
 	local go r n
 	go=$(command -v /usr/lib/go/bin/go || command -v go) || fail "no go: tests/lib/deps.sh test installs golang-go"
@@ -86,6 +94,7 @@ teardown() {
 	refute_line --regexp ': (lock|sleep)$'
 }
 
+# bats test_tags=once-2
 @test "flamegraph FILE > out.svg: valid XML with the workload's frames and reasons" {
 	run --separate-stderr "$OFFS" flamegraph "$REC"
 	assert_success
@@ -103,6 +112,7 @@ teardown() {
 	grep -q "Off-CPU time: $(uname -n), $KREL, " "$T/out.svg"
 }
 
+# bats test_tags=once-1
 @test "collapse: totals per reason equal the recording's" {
 	run -0 "$OFFS" collapse "$REC"
 	printf '%s\n' "$output" > "$T/folded"
@@ -112,6 +122,7 @@ teardown() {
 	run -0 grep -c '^sleep;osw-sleep;.*;do_nanosleep;schedule;__schedule [0-9]*$' "$T/folded"
 }
 
+# bats test_tags=once-2
 @test "report: reasons present, annotated stacks, live stacks too" {
 	run --separate-stderr "$OFFS" report "$REC"
 	assert_success
@@ -130,6 +141,7 @@ teardown() {
 	assert_line --regexp '^  osw-mutex +[0-9]+ .*\[L\]'
 }
 
+# bats test_tags=once-1
 @test "status: loaded, parameters and statistics" {
 	run --separate-stderr "$OFFS" status
 	assert_success
@@ -150,6 +162,7 @@ teardown() {
 
 }
 
+# bats test_tags=once-2
 @test "snapshot DIR twice: two files, consecutive generations, partitioned samples" {
 	mkdir "$T/snaps"
 	sleep 1
@@ -180,6 +193,7 @@ teardown() {
 	[ "$(hdr_get generation "$T/both/${lines[0]}")" != "$(hdr_get generation "$T/both/${lines[1]}")" ]
 }
 
+# bats test_tags=once-1
 @test "record restores enabled, hz and key; -F applies during the recording" {
 	echo 0 > $PARAM/enabled
 	echo 7 > $PARAM/hz
@@ -194,6 +208,7 @@ teardown() {
 	echo 1 > $PARAM/enabled
 }
 
+# bats test_tags=once-2
 @test "record -p PID keeps only that process; key restored" {
 	local pid
 	pid=$(ps -eo pid=,comm= | awk '$2 == "osw-mutex" { print $1; exit }')
@@ -211,6 +226,7 @@ teardown() {
 	[ "$(hdr_get unfiltered-samples "$T/p.stacks")" -gt "$(sum_counts "$T/p.stacks")" ]
 }
 
+# bats test_tags=once-1
 @test "record -c CGROUP: only that cgroup's processes; parameters restored" {
 	[ -d /sys/fs/cgroup ] && [ -f /sys/fs/cgroup/cgroup.procs ] || skip "no cgroup v2 hierarchy"
 	local pid cg=/sys/fs/cgroup/osw-tools before
@@ -243,6 +259,7 @@ teardown() {
 	[ ! -e "$T/none.stacks" ] || false
 }
 
+# bats test_tags=once-2
 @test "record -- COMMAND: the command and its children only, until it exits" {
 	[ -f /sys/fs/cgroup/cgroup.procs ] || skip "no cgroup v2 hierarchy"
 	local before out=$T/cmd.stacks n
@@ -278,6 +295,7 @@ teardown() {
 	assert_equal "$(cat $PARAM/key; cat $PARAM/cgroup)" "$before"
 }
 
+# bats test_tags=once-1
 @test "flamegraph of offsample-ustack, recorded then rendered after it exited: named user functions" {
 	local dev
 	dev=$(slow_disk_setup osw-slow50)
@@ -316,6 +334,7 @@ teardown() {
 	assert_line --regexp '^  futex +[0-9]+ +[0-9.]+% +[0-9.]+  \[L\]'
 }
 
+# bats test_tags=once-2
 @test "top -n 2: the second refresh shows the samples of the interval" {
 	# Kernel frames are checked: user frames unnamed (naming is tested on
 	# the host, tools-record.bats).
@@ -327,6 +346,7 @@ teardown() {
 	assert_line --regexp '\[Z\] osw-sleep +do_nanosleep < hrtimer_nanosleep'
 }
 
+# bats test_tags=once-1
 @test "stackcollapse-procstat on the live threads file" {
 	run --separate-stderr "$SCP" $P/threads
 	assert_success
@@ -335,6 +355,7 @@ teardown() {
 	assert_line --regexp '^lock;osw-mutex;.*;schedule;__schedule 3$'
 }
 
+# bats test_tags=once-2
 @test "status after unload: not loaded, exit 1" {
 	workload_stop
 	offs_unload

@@ -114,6 +114,7 @@ ustack_of() {
 	assert_line --regexp '^lock futex\(0x'
 }
 
+# bats test_tags=once-2
 @test "a file replaced since the recording is reported, not misnamed" {
 	cp "$TOP/build/offsample-ustack" /tmp/osw-replace
 	run_ustack /tmp/osw-replace

@@ -143,6 +143,7 @@ rec() {
 	assert_output ''
 }
 
+# bats test_tags=once-1
 @test "offsample blockers: chains to the root holder, its reason and frames; the deadlock is a cycle" {
 	local a b c x y
 	a=$(tid_of blk-chain-a) b=$(tid_of blk-chain-b) c=$(tid_of blk-chain-c)
@@ -158,6 +159,7 @@ rec() {
 	assert_line --regexp "^samples=[0-9]+ waiter=$a .* chain=$a>$b>$c "
 }
 
+# bats test_tags=once-2
 @test "flamegraph --blockers: waiter stack, --, the holder's stack in the chain palette" {
 	local svg=$BATS_FILE_TMPDIR/blk.svg
 	run -0 "$OFFS" blockers --folded "$BATS_FILE_TMPDIR/raw.stacks"

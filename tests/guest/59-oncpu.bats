@@ -216,6 +216,7 @@ S() { echo "$BATS_FILE_TMPDIR/$1.stacks"; }
 	done
 }
 
+# bats test_tags=once-2
 @test "report: the wall-clock breakdown shows the spinners on CPU in user code" {
 	run -0 "$OFFS" report --no-symbolize "$(S spin)"
 	row=$(printf '%s\n' "${lines[@]}" | awk '$1 == "ocp-spin" && NF == 11')

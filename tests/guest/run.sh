@@ -5,6 +5,16 @@
 # host shares read-write with the guest.
 #
 #   tests/guest/run.sh OUTDIR [SUITE.bats...]   (default: all of tests/guest/)
+#
+# OFFS_ONCE=K/N: this is guest K of the N that one test run boots.  Tests
+# of the tools on the module's output (nothing in them depends on the
+# kernel) carry the bats tag once-1 or once-2 and run in one guest of the
+# run only: guest K runs group G when (G - 1) % N == K - 1; with one
+# guest, both groups.  Unset (a suite run by hand, make test-debug):
+# every test.
+#
+# OFFS_FILTER=REGEX: only the tests whose names match (bats --filter), for
+# a chunk of a long run (make test-debug OFFS_SUITES=... OFFS_FILTER=...).
 set -u
 out=${1:?usage: run.sh OUTDIR [SUITE.bats...]}
 shift
@@ -27,6 +37,14 @@ if [ -d "$out/../symcache/syms" ]; then
 		chmod 0700 "$OFFSAMPLE_CACHE_DIR/syms"
 fi
 echo "$KREL" > "$out/kernel"
+filter=()
+if [ -n "${OFFS_ONCE:-}" ]; then
+	source tests/lib/guest-share.bash
+	skip=$(once_skip "$OFFS_ONCE") || exit 125
+	[ -z "$skip" ] || filter=(--filter-tags "$skip")
+	echo "$OFFS_ONCE ${skip:-all}" > "$out/once"
+fi
+[ -z "${OFFS_FILTER:-}" ] || filter+=(--filter "$OFFS_FILTER")
 ko=build/$KREL/offsample.ko
 if [ ! -f "$ko" ]; then
 	echo "1..1" > "$out/guest.tap"
@@ -52,7 +70,7 @@ setsid bash -c 'set -o pipefail
 	bats --tap --timing --print-output-on-failure "$@" < /dev/null 2> "$out/guest.stderr" |
 		tee "$out/guest.tap" |
 		perl -MTime::HiRes=time -ne '\''BEGIN { $| = 1 } printf "%.1f %s", time, $_'\'' > "$out/guest.tap.times"' \
-	run.sh "$out" "$@" &
+	run.sh "$out" ${filter[@]+"${filter[@]}"} "$@" &
 bats_pid=$!
 wait $bats_pid
 rc=$?

@@ -33,3 +33,47 @@ setup() {
 	run -0 guest_share 0 4800 9000 2 0
 	assert_output 300
 }
+
+@test "once_skip: each tools group runs in exactly one guest of the run" {
+	run -0 once_skip 1/1
+	assert_output ""
+	run -0 once_skip 1/2
+	assert_output "!once-2"
+	run -0 once_skip 2/2
+	assert_output "!once-1"
+	run -0 once_skip 1/3
+	assert_output "!once-2"
+	run -0 once_skip 3/3
+	assert_output "!once-1,!once-2"
+	# Every group in exactly one guest, for 1 to 4 guests.
+	local n k g hits
+	for n in 1 2 3 4; do
+		for g in 1 2; do
+			hits=0
+			for k in $(seq 1 $n); do
+				[[ ,$(once_skip "$k/$n"), == *",!once-$g,"* ]] || hits=$((hits + 1))
+			done
+			assert_equal "$n guests, group $g: $hits" "$n guests, group $g: 1"
+		done
+	done
+	run -1 once_skip 3/2
+	assert_output --partial "guest 3 of 2"
+	run -1 once_skip 0/2
+	run -1 once_skip "1/2; rm -rf /"
+	assert_output --partial "is not K/N"
+}
+
+@test "bats tags: tests/guest/run.sh's filter selects the tagged tests as planned" {
+	local t=$BATS_TEST_TMPDIR/t.bats
+	printf '%s\n' '@test "plain" { true; }' '# bats test_tags=once-1' '@test "g1" { true; }' \
+		'# bats test_tags=once-2' '@test "g2" { true; }' > "$t"
+	run -0 bats --tap --filter-tags "$(once_skip 1/2)" "$t"
+	assert_output "$(printf '%s\n' 1..2 'ok 1 plain' 'ok 2 g1')"
+	run -0 bats --tap --filter-tags "$(once_skip 2/2)" "$t"
+	assert_output "$(printf '%s\n' 1..2 'ok 1 plain' 'ok 2 g2')"
+	run -0 bats --tap --filter-tags "$(once_skip 3/3)" "$t"
+	assert_output "$(printf '%s\n' 1..1 'ok 1 plain')"
+	# Every once-tag in the guest suites is one of the two groups.
+	run -0 bash -c "grep -ho 'test_tags=.*' '$BATS_TEST_DIRNAME'/../guest/*.bats | sort -u"
+	assert_output "$(printf '%s\n' test_tags=once-1 test_tags=once-2)"
+}

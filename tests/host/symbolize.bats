@@ -286,6 +286,29 @@ mkstacks() {
 	assert_line --partial "	prog_leaf+0xc (prog.dbgonly);main+0x7 (prog.dbgonly)	"
 }
 
+@test "damaged ELF headers (a 4 GiB program header table, one past the end): the frame kept, no crash" {
+	local p=$T/prog po
+	po=$(fileoff "$D/prog" prog_leaf 12)
+	cp "$D/prog" "$p"
+	# e_phentsize 0xffff, e_phnum 0xfffe: a table of 4 GiB.
+	printf '\377\377\376\377' | dd of="$p" bs=1 seek=54 conv=notrunc status=none
+	{ header; record 1 "$p+$po"; } > "$T/in"
+	# 512 MiB of address space: plenty for the tool, far less than the
+	# table (the reader asked for all of it and died "Out of memory!").
+	run -0 bash -c 'ulimit -v 524288; exec "$0" --no-cache "$1"' "$SYM" "$T/in"
+	refute_output --partial 'Out of memory'
+	assert_line --partial "	$p+$po	"
+	# Whole table, but past the end of the file (e_phoff 2^40).
+	cp "$D/prog" "$p"
+	printf '\0\0\0\0\0\1\0\0' | dd of="$p" bs=1 seek=32 conv=notrunc status=none
+	run -0 bash -c 'ulimit -v 524288; exec "$0" --no-cache "$1"' "$SYM" "$T/in"
+	assert_line --partial "	$p+$po	"
+	# The undamaged file still gives the name.
+	cp "$D/prog" "$p"
+	run -0 "$SYM" --no-cache "$T/in"
+	assert_line --partial "	prog_leaf+0xc (prog)	"
+}
+
 @test "a file replaced since the recording: (replaced), never a wrong name; deleted: (missing)" {
 	cp "$D/prog" "$T/prog"
 	cp "$D/libosd.so" "$T/libosd.so"

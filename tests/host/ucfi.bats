@@ -125,6 +125,38 @@ time.sleep(600)' 3>&- &
 	[ "$frames" -ge $((fp * 5)) ]
 }
 
+@test "ucfi: only frames a CFI rule found count as CFI frames; code without an FDE goes on with frame pointers" {
+	local lib=$U/cfilib.so out tid
+	gcc -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -fPIC -shared -o "$lib" "$ROOT/tests/workload/offsample-cfilib.c"
+	gcc -O2 -g -pthread -o "$U/cfihost" "$ROOT/tests/workload/offsample-cfihost.c" -ldl
+	"$U/cfihost" "$lib:cfl_nocfi" "$lib" > "$U/cfh.out" 2>&1 3>&- &
+	PIDS=$!
+	for i in $(seq 50); do grep -q ready "$U/cfh.out" && break; sleep 0.1; done
+	sleep 0.3
+	run -0 "$U/cfi-unwind" "$PIDS"
+	out=$output
+	echo "$out"
+	# Each waiting thread, by name: frames and its count of CFI frames.
+	for name in cfh-0 cfh-1; do
+		tid=$(grep -lx "$name" /proc/"$PIDS"/task/*/comm | cut -d/ -f5)
+		awk -v t="$tid" '/^TID / { on = ($2 == t ":") } on' <<< "$out" > "$U/$name"
+	done
+	# cfh-0: read (libc) <- cfl_inner <- cfl_nocfi <- run <- start_thread
+	# <- clone3.  cfl_nocfi has no FDE: the step from it to run is taken
+	# with its frame pointer, every other with a CFI rule.
+	local n0 c0 n1 c1
+	n0=$(grep -c '^#' "$U/cfh-0")
+	c0=$(sed -n 's/^cfi-frames //p' "$U/cfh-0")
+	n1=$(grep -c '^#' "$U/cfh-1")
+	c1=$(sed -n 's/^cfi-frames //p' "$U/cfh-1")
+	echo "cfh-0: $n0 frames, $c0 by CFI; cfh-1: $n1 frames, $c1 by CFI"
+	[ "$n0" -ge 6 ]
+	# Every frame but the leaf (the registers) and run (a frame pointer).
+	assert_equal "cfh-0 $c0" "cfh-0 $((n0 - 2))"
+	# cfh-1 (cfl_outer <- cfl_middle <- cfl_inner): all by CFI.
+	assert_equal "cfh-1 $c1" "cfh-1 $((n1 - 1))"
+}
+
 @test "ucfi: mutated files never make the compiler misbehave (ASan, UBSan)" {
 	local n
 	n=$([ "${OFFS_STRESS:-short}" = long ] && echo 200000 || echo 20000)

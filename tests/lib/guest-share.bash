@@ -15,3 +15,26 @@ guest_share() {
 	[ "$share" -ge 300 ] || share=300
 	echo "$share"
 }
+
+# once_skip K/N: the bats tag filter of guest K of the N that one test run
+# boots: tests tagged once-1 or once-2 (the tools on the module's output,
+# the same on every kernel) run in one guest only, group G in guest K when
+# (G - 1) % N == K - 1.  Prints "!once-2" and the like, or nothing when
+# this guest runs every group; fails on anything but 1 <= K <= N.
+# (tests/guest/run.sh; tested by tests/host/run-share.bats.)
+once_skip() {
+	local k n g skip=
+	if [[ ! $1 =~ ^([1-9][0-9]{0,3})/([1-9][0-9]{0,3})$ ]]; then
+		echo "once_skip: '$1' is not K/N" >&2
+		return 1
+	fi
+	k=${BASH_REMATCH[1]} n=${BASH_REMATCH[2]}
+	if [ "$k" -gt "$n" ]; then
+		echo "once_skip: guest $k of $n" >&2
+		return 1
+	fi
+	for g in 1 2; do
+		[ $(( (g - 1) % n )) -eq $((k - 1)) ] || skip=${skip:+$skip,}!once-$g
+	done
+	echo "$skip"
+}

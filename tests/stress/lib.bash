@@ -15,12 +15,12 @@ STRESS_RESULTS=$ARTIFACTS/stress-results.txt
 stress_dur() {
 	local short long
 	case "$1" in
-	churn)    short=12;   long=120 ;;
-	readers)  short=8;    long=90 ;;
-	params)   short=8;    long=90 ;;
-	cycles)   short=5;    long=100 ;;
-	tiny)     short=6;    long=60 ;;
-	mem)      short=8;    long=60 ;;
+	churn)    short=6;    long=120 ;;
+	readers)  short=5;    long=90 ;;
+	params)   short=5;    long=90 ;;
+	cycles)   short=3;    long=100 ;;
+	tiny)     short=4;    long=60 ;;
+	mem)      short=5;    long=60 ;;
 	fuzz)     short=10000; long=100000 ;;
 	*) echo "stress_dur: unknown part $1" >&2; return 1 ;;
 	esac

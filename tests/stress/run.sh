@@ -16,7 +16,8 @@
 # debug run: the whole debug run takes hours under emulation and can be
 # done in two boots (docs/RELIABILITY.md).  OFFS_SUITES="00-load.bats ..."
 # limits the core part to those guest suites (a chunk; its results go to
-# <mode>-<kernel>-core-<first suite>).
+# <mode>-<kernel>-core-<first suite>), OFFS_FILTER=REGEX to the tests of
+# those whose names match (tests/guest/run.sh).
 #
 # Results: build/stress-results/<mode>-<kernel>[-<parts>]/ (TAP,
 # stress-results.txt, dmesg.txt, kmemleak); a summary with the figures and
@@ -87,6 +88,7 @@ run_one() {
 	while :; do
 		"$runner" "$@" "$karg" "$out" -- env ${core_tmo:+BATS_TEST_TIMEOUT=$core_tmo} \
 			${OFFS_SUITES:+OFFS_SUITES="$OFFS_SUITES"} \
+			${OFFS_FILTER:+OFFS_FILTER="$OFFS_FILTER"} \
 			tests/stress/guest.sh "$what" "$out"
 		rc=$?
 		# The kernel's own boot splat (guest.sh): boot again, twice at most.

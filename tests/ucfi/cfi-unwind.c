@@ -10,7 +10,9 @@
  * with the tables module/ucfi.c compiles from the files mapped
  * executable in /proc/PID/maps (-f: frame pointers only, no tables), the
  * stack read through /proc/PID/mem.  Prints, per thread, "TID N:" then
- * "#K 0xPC" lines, leaf first; then lets the threads go.
+ * "#K 0xPC" lines, leaf first, then "cfi-frames N": how many of those
+ * frames a CFI rule found (the module's user_cfi_frames); then lets the
+ * threads go.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -105,8 +107,7 @@ int main(int argc, char **argv)
 	struct dirent *de;
 	unsigned int n, k;
 	unsigned long long s, e, o;
-	bool trunc, bad;
-	u64 fault;
+	struct offs_unwind_out out;
 	FILE *f;
 	DIR *d;
 
@@ -163,13 +164,14 @@ int main(int argc, char **argv)
 		r.ip = regs.rip;
 		r.sp = regs.rsp;
 		r.bp = regs.rbp;
-		n = offs_cfi_unwind(&ops, &r, ips, 128, &trunc, &fault, &bad);
+		n = offs_cfi_unwind(&ops, &r, ips, 128, &out);
 		printf("TID %d:\n", tids[i]);
-		if (bad)
+		if (out.bad)
 			fprintf(stderr, "cfi-unwind: TID %d: stack ends at call-frame information that cannot be followed\n",
 				tids[i]);
 		for (k = 0; k < n; k++)
 			printf("#%u 0x%lx\n", k, ips[k]);
+		printf("cfi-frames %u\n", out.cfi_frames);
 	}
 	for (i = 0; i < ntids; i++)
 		ptrace(PTRACE_DETACH, tids[i], 0, 0);
