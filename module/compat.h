@@ -142,4 +142,37 @@ static inline struct cgroup *offs_cgroup_get_from_id(u64 id)
 #define offs_pde_data(inode)	PDE_DATA(inode)
 #endif
 
+/*
+ * Where the unwinder read the current frame's return address: the ORC
+ * unwinder (every kernel we support builds with it) keeps the frame's
+ * stack pointer and, at an interrupt or exception frame, its registers
+ * (what unwind_get_return_address_ptr() returns; not exported).  Other
+ * unwinders: NULL, and unwind.c remembers no stack.
+ */
+#include <asm/unwind.h>
+#ifdef CONFIG_UNWINDER_ORC
+#define OFFS_UNWIND_SLOTS	1
+static inline unsigned long *offs_unwind_slot(struct unwind_state *st)
+{
+	return st->regs ? &st->regs->ip : (unsigned long *)st->sp - 1;
+}
+
+/* The current frame is registers saved by an interrupt or exception. */
+static inline bool offs_unwind_regs_frame(struct unwind_state *st)
+{
+	return st->regs;
+}
+#else
+#define OFFS_UNWIND_SLOTS	0
+static inline unsigned long *offs_unwind_slot(struct unwind_state *st)
+{
+	return NULL;
+}
+
+static inline bool offs_unwind_regs_frame(struct unwind_state *st)
+{
+	return true;
+}
+#endif
+
 #endif /* OFFS_COMPAT_H */

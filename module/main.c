@@ -18,6 +18,7 @@
 #include <linux/math64.h>
 
 #include "offsample.h"
+#include "unwind.h"
 #include "table.h"
 #include "blocker.h"
 #include "cache.h"
@@ -452,6 +453,8 @@ module_param_cb(cfi_cache_mb, &offs_cfi_cache_ops, &offs_cfi_cache_mb, 0644);
 MODULE_PARM_DESC(cfi_cache_mb, "MiB of compiled .eh_frame tables for user stacks without frame pointers, 0..1/16 of RAM (default 64, 0: frame pointers only)");
 module_param_cb(blockers, &offs_bool_ops, &offs_blockers, 0644);
 MODULE_PARM_DESC(blockers, "Name the holder of a user-space lock a sampled thread waits for (glibc mutex, rwlock, PI futex) and count waiter -> holder edges (default 1)");
+module_param_cb(kstack_cache, &offs_bool_ops, &offs_kstack_cache, 0644);
+MODULE_PARM_DESC(kstack_cache, "Serve a kernel stack seen before from memory when every return address is still in its slot, without the unwinder (default 1)");
 module_param_cb(oncpu, &offs_bool_ops, &offs_oncpu, 0644);
 MODULE_PARM_DESC(oncpu, "Also sample threads running on a CPU (reason cpu), with an IPI to their CPU (default 1)");
 module_param_cb(critical_pct, &offs_range_ops, &offs_critical_pct_range, 0644);
@@ -509,9 +512,12 @@ static int __init offs_init(void)
 	err = offs_ucache_init();
 	if (err)
 		goto err_cache;
-	err = offs_sampler_start();
+	err = offs_unwind_init();
 	if (err)
 		goto err_ucache;
+	err = offs_sampler_start();
+	if (err)
+		goto err_unwind;
 	err = offs_procfs_init();
 	if (err)
 		goto err_sampler;
@@ -522,6 +528,8 @@ static int __init offs_init(void)
 
 err_sampler:
 	offs_sampler_stop();
+err_unwind:
+	offs_unwind_exit();
 err_ucache:
 	offs_ucache_exit();
 err_cache:
@@ -543,6 +551,7 @@ static void __exit offs_exit(void)
 	/* Readers first: proc_remove() waits for them and closes their files. */
 	offs_procfs_exit();
 	offs_sampler_stop();
+	offs_unwind_exit();
 	offs_ucache_exit();
 	offs_tc_exit();
 	offs_table_exit();

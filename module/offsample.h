@@ -103,6 +103,7 @@ struct offs_sample {
 	unsigned long ncsw;	/* nvcsw + nivcsw when pinned */
 	unsigned int depth;
 	unsigned long *ips;	/* caller-provided, max_depth entries */
+	bool kcache;		/* the sampler's: use unwind.c's stack cache */
 	/*
 	 * User stack, walked while pinned when uips is given (the sampler
 	 * has entered the thread's address space, umm.c): return addresses,
@@ -224,6 +225,7 @@ extern unsigned int offs_max_user_depth;
 extern unsigned int offs_max_retired;
 extern unsigned int offs_threads_rate;
 extern bool offs_blockers;
+extern bool offs_kstack_cache;
 extern bool offs_oncpu;
 extern unsigned int offs_critical_pct;
 
@@ -288,6 +290,9 @@ struct offs_stats {
 	u64 full_pin_ns;
 	u64 full_kstack_ns;
 	u64 full_uwalk_ns;
+	u64 kstack_cache_hits;		/* kernel stacks served remembered */
+	u64 kstack_cache_misses;	/* ... unwound (and remembered) */
+	u64 kstack_cache_bytes;		/* its fixed size (unwind.c) */
 	u64 blk_looked;			/* lock waits whose holder was looked up */
 	u64 blk_edges;			/* ... and found (edges counted) */
 	u64 blk_unknown;		/* ... words did not validate */

@@ -189,7 +189,8 @@ enum offs_pin offs_pin_capture(struct task_struct *t, struct offs_sample *s,
 	s->state_ch = offs_state_char(t, state, pin);
 	/* The two walks are timed (stats full_kstack_ns, full_uwalk_ns). */
 	c0 = local_clock();
-	s->depth = offs_unwind_kernel(t, s->ips, max_depth, &s->truncated);
+	s->depth = offs_unwind_kernel(t, s->ips, max_depth, &s->truncated,
+				      s->kcache);
 	c1 = local_clock();
 	s->ns_kstack += c1 - c0;
 	if (!s->kthread)
@@ -212,6 +213,9 @@ enum offs_pin offs_pin_capture(struct task_struct *t, struct offs_sample *s,
 		if (pin == OFFS_PIN_BLOCKED)
 			s->blocked_raced = true;
 		pin = OFFS_PIN_RACED;
+	} else if (s->kcache) {
+		/* A stack walked whole while the task stood still. */
+		offs_unwind_commit();
 	}
 out:
 	raw_spin_unlock_irqrestore(&t->pi_lock, flags);

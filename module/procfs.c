@@ -919,6 +919,9 @@ static int offs_stats_show(struct seq_file *m, void *v)
 	OFFS_SHOW("full_pin_ns", READ_ONCE(st->full_pin_ns));
 	OFFS_SHOW("full_kstack_ns", READ_ONCE(st->full_kstack_ns));
 	OFFS_SHOW("full_uwalk_ns", READ_ONCE(st->full_uwalk_ns));
+	OFFS_SHOW("kstack_cache_hits", READ_ONCE(st->kstack_cache_hits));
+	OFFS_SHOW("kstack_cache_misses", READ_ONCE(st->kstack_cache_misses));
+	OFFS_SHOW("kstack_cache_bytes", READ_ONCE(st->kstack_cache_bytes));
 	OFFS_SHOW("tick_walk_ns_total", READ_ONCE(st->walk_ns_total));
 	OFFS_SHOW("tick_visit_ns_total", READ_ONCE(st->visit_ns_total));
 	OFFS_SHOW("tick_end_ns_total", READ_ONCE(st->end_ns_total));

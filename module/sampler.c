@@ -243,7 +243,7 @@ static void offs_visit(unsigned int idx, unsigned int max_depth,
 	bool timed = !(seq++ % OFFS_TIME_EVERY);
 	u64 t0 = timed ? local_clock() : 0;
 	struct offs_tc_ent *ent = offs_tc_lookup(t);
-	struct offs_sample s = { .syscall = -1 };
+	struct offs_sample s = { .syscall = -1, .kcache = true };
 	enum offs_pin pin;
 	u64 t1, t2;
 	int attempt;

@@ -9,14 +9,17 @@
  * page ends the walk, it is never read in), then take a snapshot of the
  * mappings the frames fall in.
  *
- * The snapshot is the only place where a lock of the sampled process is
- * held: mmap_read_trylock() (never waiting behind a writer), for one
- * find_vma() and at most one get_file() per frame.  Nothing under it
- * allocates, sleeps or takes another lock, so a writer of the sampled
- * process (mmap, munmap, brk) that queues behind us waits for a few
- * lookups, never for a reader of /proc/offsample: paths are resolved and
- * stacks interned (offs_table_lock) only after the lock is dropped, from
- * the file references taken here.
+ * A lock of the sampled process is held in two places only, each time
+ * with mmap_read_trylock() (never waiting behind a writer): once per
+ * process per tick to copy its executable file mappings (offs_umaps,
+ * whose file references are held until the window ends: a umount in that
+ * moment may see them busy), and in the snapshot for a frame outside them
+ * (anonymous code, the vDSO, a walk into nowhere), for one find_vma() and
+ * at most one get_file() per frame.  Nothing under it allocates, sleeps or takes another lock, so a
+ * writer of the sampled process (mmap, munmap, brk) that queues behind us
+ * waits for a few lookups, never for a reader of /proc/offsample: paths
+ * are resolved and stacks interned (offs_table_lock) only after the lock
+ * is dropped, from the file references taken here.
  *
  * Sampler kthread only: no locking of its own.
  */
@@ -37,10 +40,13 @@ static struct mm_struct *offs_umm_cur;
 
 /*
  * The executable file mappings of the current address space, each with its
- * compiled CFI (ucache.c), sorted by address: what the unwinder looks
- * frames up in while a thread is pinned (no lock can be taken then).  Taken
- * once per process per tick, under mmap_read_trylock() (find_vma() and
- * get_file() only, as offs_umm_snapshot()).
+ * file and its compiled CFI (ucache.c), sorted by address: what the
+ * unwinder looks frames up in while a thread is pinned (no lock can be
+ * taken then), and what the snapshot maps those frames to files with,
+ * without the mmap lock.  Taken once per process per tick, under
+ * mmap_read_trylock() (find_vma() and get_file() only).  A mapping
+ * replaced later in the same tick keeps its old file here: frames are
+ * named after the file the walk found them in, whose reference we hold.
  */
 #define OFFS_UMAPS_MAX		256
 
@@ -48,21 +54,23 @@ static struct {
 	unsigned long start;
 	unsigned long end;
 	unsigned long pgoff;
+	struct file *file;		/* reference held */
 	struct offs_ucfi_ent *ent;	/* reference held, or NULL */
 	bool retry;			/* NULL for now: ask again next tick */
 } offs_umaps[OFFS_UMAPS_MAX];
-static struct file *offs_umap_files[OFFS_UMAPS_MAX];
 static unsigned int offs_numaps;
-static bool offs_umaps_busy;		/* the mmap lock was not free */
+static bool offs_umaps_busy;		/* no tables: the mmap lock was busy */
 static bool offs_umaps_built;		/* for offs_umm_cur */
 
 static void offs_umaps_clear(void)
 {
 	unsigned int i;
 
-	for (i = 0; i < offs_numaps; i++)
+	for (i = 0; i < offs_numaps; i++) {
 		if (offs_umaps[i].ent)
 			offs_ucache_put(offs_umaps[i].ent);
+		fput(offs_umaps[i].file);
+	}
 	offs_numaps = 0;
 	offs_umaps_busy = false;
 	offs_umaps_built = false;
@@ -71,14 +79,14 @@ static void offs_umaps_clear(void)
 /* Sleeps (ucache.c's mutex, allocations); no lock held on entry. */
 static void offs_umaps_build(struct mm_struct *mm)
 {
+	bool cfi = READ_ONCE(offs_cfi_cache_mb);
 	struct vm_area_struct *vma;
 	unsigned long addr = 0;
 	unsigned int i, n = 0;
 
-	if (!READ_ONCE(offs_cfi_cache_mb))
-		return;
 	if (!mmap_read_trylock(mm)) {
-		offs_umaps_busy = true;
+		/* Tables would be missing: a later tick can do better. */
+		offs_umaps_busy = cfi;
 		return;
 	}
 	while (n < OFFS_UMAPS_MAX && (vma = find_vma(mm, addr))) {
@@ -88,15 +96,15 @@ static void offs_umaps_build(struct mm_struct *mm)
 		offs_umaps[n].start = vma->vm_start;
 		offs_umaps[n].end = vma->vm_end;
 		offs_umaps[n].pgoff = vma->vm_pgoff;
-		offs_umap_files[n] = get_file(vma->vm_file);
+		offs_umaps[n].file = get_file(vma->vm_file);
 		n++;
 	}
 	mmap_read_unlock(mm);
 	for (i = 0; i < n; i++) {
 		offs_umaps[i].retry = false;
-		offs_umaps[i].ent = offs_ucache_get(offs_umap_files[i],
-						    &offs_umaps[i].retry);
-		fput(offs_umap_files[i]);
+		offs_umaps[i].ent = cfi ?
+			offs_ucache_get(offs_umaps[i].file, &offs_umaps[i].retry) :
+			NULL;
 	}
 	offs_numaps = n;
 }
@@ -106,11 +114,9 @@ struct offs_uctx {
 	bool pending;		/* a table was still being built */
 };
 
-static const struct offs_cfi_table *offs_umm_table(void *ctx, u64 pc,
-						   u64 *vaddr)
+/* The index of the executable file mapping holding pc, or -1. */
+static int offs_umaps_find(u64 pc)
 {
-	struct offs_uctx *uc = ctx;
-	const struct offs_cfi_table *t;
 	unsigned int lo = 0, hi = offs_numaps, mid;
 
 	while (lo < hi) {
@@ -120,9 +126,19 @@ static const struct offs_cfi_table *offs_umm_table(void *ctx, u64 pc,
 		else if (pc >= offs_umaps[mid].end)
 			lo = mid + 1;
 		else
-			break;
+			return mid;
 	}
-	if (lo >= hi)
+	return -1;
+}
+
+static const struct offs_cfi_table *offs_umm_table(void *ctx, u64 pc,
+						   u64 *vaddr)
+{
+	struct offs_uctx *uc = ctx;
+	const struct offs_cfi_table *t;
+	int mid = offs_umaps_find(pc);
+
+	if (mid < 0)
 		return NULL;
 	if (!offs_umaps[mid].ent) {
 		/* Not taken on this time: the capture is not whole. */
@@ -244,30 +260,47 @@ static bool offs_vma_is_vdso(struct mm_struct *mm, struct vm_area_struct *vma)
 
 /*
  * Translate ips[0..n) into raw frames.  Returns the number of frames
- * kept, or -EBUSY when the mmap lock was not free.  FILE frames hold a
- * reference on their file: offs_umm_release() drops them.  *faulted tells
- * whether the walk stopped at fault_addr inside a mapping, that is at a
- * page that was not resident rather than at the end of the chain.
+ * kept, or -EBUSY when the mmap lock was needed and not free.  FILE
+ * frames hold a reference on their file: offs_umm_release() drops them.
+ * *faulted tells whether the walk stopped at fault_addr inside a mapping,
+ * that is at a page that was not resident rather than at the end of the
+ * chain.  Frames in the executable file mappings copied when the window
+ * was entered (offs_umaps) need no lock; the others (anonymous code, the
+ * vDSO, a walk into nowhere) and fault_addr are looked up under
+ * mmap_read_trylock().
  */
 int offs_umm_snapshot(struct mm_struct *mm, const unsigned long *ips,
 		      unsigned int n, unsigned long fault_addr,
 		      struct offs_uframe_raw *raw, bool *faulted)
 {
+	bool mapped = mm == offs_umm_cur && offs_umaps_built, locked = false;
 	struct vm_area_struct *vma;
 	struct offs_uframe_raw *f;
 	unsigned long addr;
 	unsigned int i;
+	int m;
 
 	*faulted = false;
-	if (!mmap_read_trylock(mm))
-		return -EBUSY;
-	/* No allocation, no sleep, no other lock until the unlock below. */
 	for (i = 0; i < n; i++) {
 		f = &raw[i];
 		addr = ips[i];
 		f->file = NULL;
 		f->addr = addr;
 		f->off = addr;
+		m = mapped ? offs_umaps_find(addr) : -1;
+		if (m >= 0) {
+			f->kind = OFFS_UF_FILE;
+			f->file = get_file(offs_umaps[m].file);
+			f->off = addr - offs_umaps[m].start +
+				 (offs_umaps[m].pgoff << PAGE_SHIFT);
+			continue;
+		}
+		if (!locked) {
+			if (!mmap_read_trylock(mm))
+				goto busy;
+			locked = true;
+		}
+		/* No allocation, no sleep, no other lock until the unlock. */
 		vma = find_vma(mm, addr);
 		if (!vma || addr < vma->vm_start) {
 			if (i)
@@ -297,11 +330,22 @@ int offs_umm_snapshot(struct mm_struct *mm, const unsigned long *ips,
 		}
 	}
 	if (fault_addr) {
+		if (!locked && !mmap_read_trylock(mm)) {
+			/* Cannot tell: degraded, tried again next tick. */
+			*faulted = true;
+			return i;
+		}
+		locked = true;
 		vma = find_vma(mm, fault_addr);
 		*faulted = vma && fault_addr >= vma->vm_start;
 	}
-	mmap_read_unlock(mm);
+	if (locked)
+		mmap_read_unlock(mm);
 	return i;
+busy:
+	/* Not locked here: frames so far came from offs_umaps only. */
+	offs_umm_release(raw, i);
+	return -EBUSY;
 }
 
 /* Drop the file references of raw frames (no lock held). */

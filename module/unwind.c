@@ -10,21 +10,146 @@
  * function pointer is ever called (x86 IBT is enabled on Debian 6.12).
  * The same walk, started in an interrupt, gives the stack that interrupt
  * stopped (oncpu.c).
+ *
+ * Kernel stacks repeat: most waiting threads sit in a few hundred distinct
+ * stacks.  A walk of another task is remembered (offs_kc) by where it
+ * starts (the first return address and its place in the stack) with the
+ * stack slot each later return address was read from.  A later walk that
+ * starts the same way and finds the same return address in every
+ * remembered slot is that stack again and is served without the
+ * unwinder: a few reads per frame instead of an ORC lookup per frame.
+ *
+ * Why that is the same walk: everything above the first frame is the live
+ * call chain of the task; the unwinder finds each frame from the previous
+ * one's return address (ORC: a fixed offset for each address) and the
+ * stack, so the same return addresses in the same slots lead it through
+ * the same frames.  Only a frame whose size varies between calls (stack
+ * realignment, a frame pointer moved by alloca) could differ, and then
+ * another word would have to equal a remembered kernel return address.
+ * Entries are forgotten when any module goes away (its text, and the
+ * addresses in them, may be reused).
  */
 #include <linux/sched.h>
+#include <linux/sched/task_stack.h>
+#include <linux/module.h>
+#include <linux/hash.h>
+#include <linux/mm.h>
 #include <asm/ptrace.h>
 #include <asm/unwind.h>
 
 #include "offsample.h"
 #include "unwind.h"
 
-/* The return addresses from st's current frame on, leaf first. */
+#define OFFS_KC_SET_BITS	7	/* 128 sets ... */
+#define OFFS_KC_WAYS		4	/* ... of 4 stacks: 512 in all */
+#define OFFS_KC_DEPTH		48	/* deeper stacks are not remembered */
+
+struct offs_kc_ent {
+	unsigned long ips[OFFS_KC_DEPTH];
+	u16 slot[OFFS_KC_DEPTH];	/* word index in the stack */
+	unsigned long ip0;		/* key: first return address */
+	unsigned int sp0;		/* key: its slot's word index */
+	unsigned int gen;		/* offs_kc_gen when walked; 0: empty */
+	unsigned int depth;
+};
+
+struct offs_kc_set {
+	struct offs_kc_ent way[OFFS_KC_WAYS];
+	unsigned int next;		/* the way replaced next */
+};
+
+/*
+ * Sampler kthread only (offs_unwind_kernel() with cached set, then
+ * offs_unwind_commit()): no lock.  The generation is bumped by the module
+ * notifier, in any process.
+ */
+static struct offs_kc_set *offs_kc;
+static struct offs_kc_ent offs_kc_new;	/* the last walk, until committed */
+static struct offs_kc_set *offs_kc_new_set;
+static atomic_t offs_kc_gen = ATOMIC_INIT(1);
+bool offs_kstack_cache = true;
+
+static int offs_kc_module_event(struct notifier_block *nb,
+				unsigned long action, void *data)
+{
+	/* Process context, the going module's text still mapped. */
+	if (action == MODULE_STATE_GOING)
+		atomic_inc(&offs_kc_gen);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block offs_kc_nb = {
+	.notifier_call = offs_kc_module_event,
+};
+
+static bool offs_kc_registered;
+
+/* At load; without memory the cache is off (kstack_cache_bytes 0). */
+int offs_unwind_init(void)
+{
+	if (!OFFS_UNWIND_SLOTS)
+		return 0;
+	offs_kc = kvcalloc(1U << OFFS_KC_SET_BITS, sizeof(*offs_kc),
+			   GFP_KERNEL);
+	if (!offs_kc)
+		return 0;
+	if (register_module_notifier(&offs_kc_nb)) {
+		kvfree(offs_kc);
+		offs_kc = NULL;
+		return 0;
+	}
+	offs_kc_registered = true;
+	OFFS_STAT_ADD(kstack_cache_bytes,
+		      (1U << OFFS_KC_SET_BITS) * sizeof(*offs_kc));
+	return 0;
+}
+
+/* The sampler is stopped. */
+void offs_unwind_exit(void)
+{
+	if (offs_kc_registered)
+		unregister_module_notifier(&offs_kc_nb);
+	offs_kc_registered = false;
+	kvfree(offs_kc);
+	offs_kc = NULL;
+	offs_kc_new_set = NULL;
+}
+
+/*
+ * The set of a walk's start.  For a task that is not running the first
+ * return address is nearly always the same (in __schedule()), so the
+ * depth of its slot picks the set, and the ways tell stacks apart.
+ */
+static struct offs_kc_set *offs_kc_set_of(unsigned long ip0, unsigned int sp0)
+{
+	return &offs_kc[hash_long(ip0 ^ ((unsigned long)sp0 << 32),
+				  OFFS_KC_SET_BITS)];
+}
+
+/* The word at index i of t's stack (bounded by the caller). */
+static unsigned long offs_kc_word(const unsigned long *stack, unsigned int i)
+{
+	return READ_ONCE_NOCHECK(stack[i]);
+}
+
+/*
+ * The return addresses from st's current frame on, leaf first.  When ent
+ * is given, also where each was read from in stack; ent->depth is left 0
+ * when the walk cannot be remembered: a return address the function-graph
+ * tracer or a kretprobe put there (the unwinder translated it back), a
+ * frame of registers saved in the kernel (interrupt, exception: the next
+ * frame depends on a saved stack pointer we do not check), more than
+ * OFFS_KC_DEPTH frames, or a walk that did not end cleanly.
+ */
 static unsigned int offs_unwind_collect(struct unwind_state *st,
 					unsigned long *ips, unsigned int max,
-					bool *truncated)
+					bool *truncated,
+					const unsigned long *stack,
+					struct offs_kc_ent *ent)
 {
-	unsigned int n = 0;
-	unsigned long addr;
+	unsigned int n = 0, words = THREAD_SIZE / sizeof(long);
+	unsigned long addr, *slot;
+	bool keep = ent;
 
 	*truncated = false;
 	for (; !unwind_done(st); unwind_next_frame(st)) {
@@ -35,25 +160,118 @@ static unsigned int offs_unwind_collect(struct unwind_state *st,
 			*truncated = true;
 			break;
 		}
+		if (keep) {
+			slot = offs_unwind_slot(st);
+			keep = n < OFFS_KC_DEPTH && !offs_unwind_regs_frame(st) &&
+			       slot >= stack && slot < stack + words &&
+			       offs_kc_word(stack, slot - stack) == addr;
+			if (keep) {
+				ent->ips[n] = addr;
+				ent->slot[n] = slot - stack;
+			}
+		}
 		ips[n++] = addr;
 	}
+	if (ent)
+		ent->depth = keep && unwind_done(st) && !unwind_error(st) ? n : 0;
 	return n;
+}
+
+/* A remembered stack that starts at st, if its slots still agree. */
+static unsigned int offs_kc_lookup(struct offs_kc_set *set, unsigned int gen,
+				   unsigned long ip0, unsigned int sp0,
+				   const unsigned long *stack,
+				   unsigned long *ips, unsigned int max,
+				   bool *truncated)
+{
+	const struct offs_kc_ent *e;
+	unsigned int w, i, n;
+
+	for (w = 0; w < OFFS_KC_WAYS; w++) {
+		e = &set->way[w];
+		if (e->gen != gen || e->ip0 != ip0 || e->sp0 != sp0 || !e->depth)
+			continue;
+		/* Word indexes inside the stack (offs_unwind_collect()). */
+		for (i = 1; i < e->depth; i++)
+			if (offs_kc_word(stack, e->slot[i]) != e->ips[i])
+				break;
+		if (i < e->depth)
+			continue;
+		n = min(e->depth, max);
+		memcpy(ips, e->ips, n * sizeof(*ips));
+		*truncated = e->depth > max;
+		return n;
+	}
+	return 0;
 }
 
 /*
  * Caller holds t->pi_lock (raw spinlock, IRQs off) and has checked that t
  * is not running on a CPU, so the stack memory stays allocated for the
- * whole walk.  The unwinder bounds every read to the task's stack, so a
- * task that starts running meanwhile (run-queue waiters, re-checked by the
- * caller) yields a wrong stack, never a fault.
+ * whole walk.  The unwinder bounds every read to the task's stack, and so
+ * do the remembered slots, so a task that starts running meanwhile
+ * (run-queue waiters, re-checked by the caller) yields a wrong stack,
+ * never a fault.  With cached (the sampler kthread only), a stack is taken
+ * from the cache when it can be, and a stack unwound is kept aside for
+ * offs_unwind_commit(), which the caller calls once it has checked that
+ * the task did not run meanwhile.
  */
 unsigned int offs_unwind_kernel(struct task_struct *t, unsigned long *ips,
-				unsigned int max, bool *truncated)
+				unsigned int max, bool *truncated, bool cached)
 {
+	unsigned long *stack = task_stack_page(t), *slot;
+	unsigned int n, words = THREAD_SIZE / sizeof(long);
+	/* Before the walk: a module that goes away meanwhile voids it. */
+	unsigned int gen = atomic_read(&offs_kc_gen);
+	struct offs_kc_ent *e = NULL;
+	struct offs_kc_set *set;
 	struct unwind_state st;
 
+	if (cached)
+		offs_kc_new_set = NULL;	/* the sampler's own: see above */
 	unwind_start(&st, t, NULL, NULL);
-	return offs_unwind_collect(&st, ips, max, truncated);
+	slot = offs_unwind_slot(&st);
+	if (cached && offs_kc && READ_ONCE(offs_kstack_cache) &&
+	    !unwind_done(&st) && !offs_unwind_regs_frame(&st) &&
+	    slot && slot >= stack && slot < stack + words) {
+		set = offs_kc_set_of(st.ip, slot - stack);
+		n = offs_kc_lookup(set, gen, st.ip, slot - stack, stack, ips,
+				   max, truncated);
+		if (n) {
+			OFFS_STAT_ADD(kstack_cache_hits, 1);
+			return n;
+		}
+		OFFS_STAT_ADD(kstack_cache_misses, 1);
+		e = &offs_kc_new;
+		e->ip0 = st.ip;
+		e->sp0 = slot - stack;
+		e->gen = gen;
+	}
+	n = offs_unwind_collect(&st, ips, max, truncated, stack, e);
+	if (e && e->depth)
+		offs_kc_new_set = offs_kc_set_of(e->ip0, e->sp0);
+	return n;
+}
+
+/*
+ * Remember the stack the last offs_unwind_kernel() unwound, if it can be:
+ * the task did not run while it was walked.  Sampler kthread, any context.
+ */
+void offs_unwind_commit(void)
+{
+	struct offs_kc_set *set = offs_kc_new_set;
+	unsigned int w;
+
+	if (!set)
+		return;
+	offs_kc_new_set = NULL;
+	/* An empty or outdated way first, else each in turn. */
+	for (w = 0; w < OFFS_KC_WAYS; w++)
+		if (set->way[w].gen != offs_kc_new.gen || !set->way[w].depth)
+			break;
+	if (w == OFFS_KC_WAYS)
+		w = set->next++ % OFFS_KC_WAYS;
+	set->way[w] = offs_kc_new;
 }
 
 /*
@@ -81,7 +299,8 @@ unsigned int offs_unwind_interrupted(unsigned long *ips, unsigned int max,
 			*umode = true;
 			return 0;
 		}
-		return offs_unwind_collect(&st, ips, max, truncated);
+		return offs_unwind_collect(&st, ips, max, truncated, NULL,
+					   NULL);
 	}
 	return 0;
 }

@@ -321,6 +321,8 @@ if [[ " $SECTIONS " == *" tick "* ]]; then
 		[ "$n" = "${SIZES##* }" ] && profile_this=1
 		log "tick: cold (thread_cache=0)"
 		tick_window "tick-$n-cold" "$TICKS_COLD" thread_cache=0 user_stacks=1
+		log "tick: cold without the kernel stack cache (kstack_cache=0)"
+		tick_window "tick-$n-coldnc" "$TICKS_COLD" thread_cache=0 user_stacks=1 kstack_cache=0
 		log "tick: cold, kernel stacks only (thread_cache=0 user_stacks=0)"
 		tick_window "tick-$n-coldk" "$TICKS_COLD" thread_cache=0 user_stacks=0
 		log "tick: warm (thread cache on)"

@@ -246,7 +246,7 @@ class Bench:
             if fl:
                 row['floor'] = med([f['per_thread'] for f in fl])
                 row['floors'] = fl
-            for mode in ('cold', 'coldk', 'warm'):
+            for mode in ('cold', 'coldnc', 'coldk', 'warm'):
                 label = 'tick-%d-%s' % (n, mode)
                 d = self.delta(label)
                 if not d or not d.get('threads_visited'):
@@ -284,6 +284,9 @@ class Bench:
                                   ('full_enter_ns', 'full_pin_ns', 'full_kstack_ns',
                                    'full_uwalk_ns', 'user_ns_total')}
                     m['parts']['full'] = d['full_ns_total'] / c
+                    # 0.5.4: kernel stacks taken from the stack cache.
+                    kc = d.get('kstack_cache_hits', 0) + d.get('kstack_cache_misses', 0)
+                    m['parts']['kc_hit'] = d.get('kstack_cache_hits', 0) / kc if kc else None
                 if row.get('floor'):
                     m['floor_ratio'] = m['wall'] / row['floor']
                 if row.get('proc_wall'):
@@ -709,15 +712,19 @@ def write_md(b, tick, pipe, read, rawdir, cfi=None, blk=None, onc=None, model=No
       '`tick_ns` (wall time of whole ticks: snapshot, every visit, sweep) divided by\n'
       '`threads_visited`, and the sampler thread\'s CPU time (`sampler_cpu_ns`) divided\n'
       'the same way.  *cold* = `thread_cache=0` (every thread pinned, unwound,\n'
-      'classified, user stack walked and resolved to file+offset); *cold, kernel only*\n'
+      'classified, user stack walked and resolved to file+offset); *cold, no stack\n'
+      'cache* = the same with `kstack_cache=0` (0.5.4: every kernel stack unwound);\n'
+      '*cold, kernel only*\n'
       '= also `user_stacks=0`; *warm* = cache on, no thread changed.\n\n'
       % (env.get('proc_passes'), env.get('ticks_cold'), env.get('ticks_warm'), env.get('tick_hz')))
     w('| threads visited | /proc pass per thread | mode | module per thread (wall) | ratio | module per thread (CPU) | ratio (CPU) | tick | ticks (overrun) |\n')
     w('|---:|---:|---|---:|---:|---:|---:|---:|---:|\n')
-    names = {'cold': 'cold', 'coldk': 'cold, kernel only', 'warm': 'warm'}
+    names = {'cold': 'cold', 'coldnc': 'cold, no stack cache', 'coldk': 'cold, kernel only', 'warm': 'warm'}
     for r in tick:
-        for mode in ('cold', 'coldk', 'warm'):
+        for mode in ('cold', 'coldnc', 'coldk', 'warm'):
             m = r.get(mode)
+            if not m and mode == 'coldnc':
+                continue	# not measured before 0.5.4
             if not m:
                 w('| %s | | %s | failed | | | | | |\n' % (fmt_int(r['n']), names[mode]))
                 continue
@@ -753,7 +760,7 @@ def write_md(b, tick, pipe, read, rawdir, cfi=None, blk=None, onc=None, model=No
     w('| threads | mode | walk | visits | tick end | counted in the walk | full capture | of which user-stack walk |\n')
     w('|---:|---|---:|---:|---:|---:|---:|---:|\n')
     for r in tick:
-        for mode in ('cold', 'coldk', 'warm'):
+        for mode in ('cold', 'coldnc', 'coldk', 'warm'):
             m = r.get(mode)
             if not m:
                 continue
@@ -764,24 +771,27 @@ def write_md(b, tick, pipe, read, rawdir, cfi=None, blk=None, onc=None, model=No
                  if m.get('walk_hits') is not None else 'n/a',
                  fmt_ns(m['full_ns']), fmt_ns(m['user_ns'])))
     w('\n')
-    parts = [(r, mode, r[mode]['parts']) for r in tick for mode in ('cold', 'coldk')
+    parts = [(r, mode, r[mode]['parts']) for r in tick for mode in ('cold', 'coldnc', 'coldk')
              if r.get(mode) and r[mode].get('parts')]
     if parts:
         w('Inside a full capture (module counters of 0.5.2, per capture): entering the\n'
           'thread\'s address space (`full_enter_ns`); pinned, `pi_lock` held with IRQs\n'
           'off (`full_pin_ns`, retries and on-CPU captures included), of which the\n'
-          'kernel unwind (`full_kstack_ns`) and the user-stack walk (`full_uwalk_ns`);\n'
+          'kernel unwind (`full_kstack_ns`; since 0.5.4 the share of kernel stacks\n'
+          'taken from the stack cache is shown next to it, `kstack_cache_hits`) and\n'
+          'the user-stack walk (`full_uwalk_ns`);\n'
           'then, unpinned, the user stack mapped to files and interned\n'
           '(`user_ns_total`); the rest (names, wait object, lock holder, recording).\n\n')
-        w('| threads | mode | full capture | enter mm | pinned | kernel unwind | user walk | pinned, other | user stack to files | rest |\n')
-        w('|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n')
+        w('| threads | mode | full capture | enter mm | pinned | kernel unwind | kernel stacks remembered | user walk | pinned, other | user stack to files | rest |\n')
+        w('|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n')
         for r, mode, p in parts:
             other = p['full_pin_ns'] - p['full_kstack_ns'] - p['full_uwalk_ns']
             rest = p['full'] - p['full_enter_ns'] - p['full_pin_ns'] - p['user_ns_total']
-            w('| %s | %s | %s | %s | %s (%.0f%%) | %s | %s | %s | %s | %s |\n'
+            kc = '%.0f%%' % (100.0 * p['kc_hit']) if p.get('kc_hit') is not None else '-'
+            w('| %s | %s | %s | %s | %s (%.0f%%) | %s | %s | %s | %s | %s | %s |\n'
               % (fmt_int(r['n']), names[mode], fmt_ns(p['full']), fmt_ns(p['full_enter_ns']),
                  fmt_ns(p['full_pin_ns']), 100.0 * p['full_pin_ns'] / max(p['full'], 1),
-                 fmt_ns(p['full_kstack_ns']), fmt_ns(p['full_uwalk_ns']), fmt_ns(other),
+                 fmt_ns(p['full_kstack_ns']), kc, fmt_ns(p['full_uwalk_ns']), fmt_ns(other),
                  fmt_ns(p['user_ns_total']), fmt_ns(rest)))
         w('\n')
     w('/proc pass details (per thread, all passes, wall): ')
@@ -909,7 +919,7 @@ def write_md(b, tick, pipe, read, rawdir, cfi=None, blk=None, onc=None, model=No
       'unrelated kernel activity such as proc inodes; indicative only).\n\n')
     w('| load | memory_bytes | Slab Δ | VmallocUsed Δ |\n|---|---:|---:|---:|\n')
     for r in tick:
-        for mode in ('cold', 'coldk', 'warm'):
+        for mode in ('cold', 'coldnc', 'coldk', 'warm'):
             m = r.get(mode)
             if m:
                 w('| %s sleeping threads, %s | %s | %s | %s |\n'

@@ -194,3 +194,60 @@ thread_records() {
 		[ "$breaks" -gt 0 ]
 	fi
 }
+
+# Each workload thread's most frequent (reason, kernel stack) in a drain,
+# as "tid reason kstack" lines, sorted.
+kstacks_of() {
+	awk -F'\t' '!/^#/ && $6 ~ /^osw/ && $2 != "cpu" {
+		k = $5 " " $2 " " $8; n[k] += $1
+		if (n[k] > best[$5]) { best[$5] = n[k]; top[$5] = k }
+	} END { for (t in top) print top[t] }' "$1" | sort
+}
+
+@test "kernel stacks remembered by the stack cache are the unwinder's, frame for frame" {
+	# thread_cache=0: every tick captures every thread again, so the
+	# kernel stack of each comes from the stack cache or the unwinder.
+	offs_load hz=19 key=tid thread_cache=0 kthreads=1
+	workload_start -n 2 sleep mutex pipe poll spin
+	sleep 1
+	cat $P/drain > /dev/null
+	local h0 m0 h1 m1 f=$BATS_TEST_TMPDIR
+	h0=$(stat_get kstack_cache_hits) m0=$(stat_get kstack_cache_misses)
+	sleep 3
+	cat $P/drain > "$f/on"
+	h1=$(stat_get kstack_cache_hits) m1=$(stat_get kstack_cache_misses)
+	echo "with the cache: hits $((h1 - h0)), misses $((m1 - m0))"
+	# Most stacks repeat from tick to tick.
+	[ $((h1 - h0)) -gt $((m1 - m0)) ]
+	[ "$(stat_get kstack_cache_bytes)" -gt 0 ]
+	# Without it: every stack from the unwinder, the same stacks.
+	echo 0 > $PARAM/kstack_cache
+	cat $P/drain > /dev/null
+	h0=$(stat_get kstack_cache_hits)
+	sleep 3
+	cat $P/drain > "$f/off"
+	assert_equal "$(stat_get kstack_cache_hits)" "$h0"
+	# Every waiting workload thread has the same stack with and without
+	# the cache (its most frequent one: the spinners are left out).
+	kstacks_of "$f/on" | grep -v '^[0-9]* sched ' > "$f/on.k" || true
+	kstacks_of "$f/off" | grep -v '^[0-9]* sched ' > "$f/off.k" || true
+	cat "$f/on.k"
+	[ "$(wc -l < "$f/on.k")" -ge 8 ]
+	run -0 diff "$f/on.k" "$f/off.k"
+	# A module that goes away (crc7: nothing uses it) makes every
+	# remembered stack unwound again: a tick's worth of misses at once.
+	echo 1 > $PARAM/kstack_cache
+	local per_tick quiet
+	per_tick=$(( $(hdr_get samples "$f/on") / $(hdr_get ticks "$f/on") ))
+	sleep 1
+	m0=$(stat_get kstack_cache_misses)
+	sleep 1
+	quiet=$(( $(stat_get kstack_cache_misses) - m0 ))
+	modprobe crc7
+	m0=$(stat_get kstack_cache_misses)
+	modprobe -r crc7
+	sleep 1
+	m1=$(stat_get kstack_cache_misses)
+	echo "$per_tick threads a tick; misses in a second: $quiet, after a module went away: $((m1 - m0))"
+	[ $((m1 - m0)) -ge $((quiet + per_tick / 2)) ]
+}

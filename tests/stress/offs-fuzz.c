@@ -75,6 +75,10 @@ static struct target targets[] = {
 	{ .name = "max_retired", .kind = K_UINT, .min = 1, .max = 16, .restore = "4" },
 	{ .name = "threads_rate", .kind = K_UINT, .min = 1, .max = 10000000, .restore = "20000" },
 	{ .name = "cfi_cache_mb", .kind = K_UINT, .min = 0, .max = 65536, .restore = "64" },
+	{ .name = "blockers", .kind = K_BOOL, .min = 0, .max = 1, .restore = "1" },
+	{ .name = "oncpu", .kind = K_BOOL, .min = 0, .max = 1, .restore = "1" },
+	{ .name = "critical_pct", .kind = K_UINT, .min = 1, .max = 100, .restore = "50" },
+	{ .name = "kstack_cache", .kind = K_BOOL, .min = 0, .max = 1, .restore = "1" },
 	{ .name = "group", .kind = K_GROUP, .min = 0, .max = 0, .restore = NULL },
 	{ .name = "cgroup", .kind = K_CGROUP, .min = 0, .max = 0, .restore = "" },
 	{ .name = "control", .kind = K_CONTROL, .min = 0, .max = 0, .restore = NULL },
@@ -84,7 +88,7 @@ static struct target targets[] = {
 	{ .name = "stats", .kind = K_RO, .min = 0, .max = 0, .restore = NULL },
 };
 #define NTARGETS (sizeof(targets) / sizeof(targets[0]))
-#define NPARAMS	14	/* targets[0..NPARAMS) are module parameters */
+#define NPARAMS	18	/* targets[0..NPARAMS) are module parameters */
 
 static const char *cgroot = "/sys/fs/cgroup";
 static bool verbose;
