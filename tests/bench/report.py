@@ -146,6 +146,10 @@ def verdict(ok):
     return '**met**' if ok else '**MISSED**'
 
 
+# The tick section's windows (bench-inner.sh tick_window labels), in report order:
+# cold, cold without the kernel stack cache (0.5.4), cold with kernel stacks only, warm.
+TICK_MODES = ('cold', 'coldnc', 'coldk', 'warm')
+
 class Bench:
     def __init__(self, out):
         self.out = out
@@ -246,7 +250,7 @@ class Bench:
             if fl:
                 row['floor'] = med([f['per_thread'] for f in fl])
                 row['floors'] = fl
-            for mode in ('cold', 'coldnc', 'coldk', 'warm'):
+            for mode in TICK_MODES:
                 label = 'tick-%d-%s' % (n, mode)
                 d = self.delta(label)
                 if not d or not d.get('threads_visited'):
@@ -721,7 +725,7 @@ def write_md(b, tick, pipe, read, rawdir, cfi=None, blk=None, onc=None, model=No
     w('|---:|---:|---|---:|---:|---:|---:|---:|---:|\n')
     names = {'cold': 'cold', 'coldnc': 'cold, no stack cache', 'coldk': 'cold, kernel only', 'warm': 'warm'}
     for r in tick:
-        for mode in ('cold', 'coldnc', 'coldk', 'warm'):
+        for mode in TICK_MODES:
             m = r.get(mode)
             if not m and mode == 'coldnc':
                 continue	# not measured before 0.5.4
@@ -760,7 +764,7 @@ def write_md(b, tick, pipe, read, rawdir, cfi=None, blk=None, onc=None, model=No
     w('| threads | mode | walk | visits | tick end | counted in the walk | full capture | of which user-stack walk |\n')
     w('|---:|---|---:|---:|---:|---:|---:|---:|\n')
     for r in tick:
-        for mode in ('cold', 'coldnc', 'coldk', 'warm'):
+        for mode in TICK_MODES:
             m = r.get(mode)
             if not m:
                 continue
@@ -771,8 +775,9 @@ def write_md(b, tick, pipe, read, rawdir, cfi=None, blk=None, onc=None, model=No
                  if m.get('walk_hits') is not None else 'n/a',
                  fmt_ns(m['full_ns']), fmt_ns(m['user_ns'])))
     w('\n')
-    parts = [(r, mode, r[mode]['parts']) for r in tick for mode in ('cold', 'coldnc', 'coldk')
-             if r.get(mode) and r[mode].get('parts')]
+    # Full captures happen in the cold windows only (warm: none to break down).
+    parts = [(r, mode, r[mode]['parts']) for r in tick for mode in TICK_MODES
+             if mode != 'warm' and r.get(mode) and r[mode].get('parts')]
     if parts:
         w('Inside a full capture (module counters of 0.5.2, per capture): entering the\n'
           'thread\'s address space (`full_enter_ns`); pinned, `pi_lock` held with IRQs\n'
@@ -919,7 +924,7 @@ def write_md(b, tick, pipe, read, rawdir, cfi=None, blk=None, onc=None, model=No
       'unrelated kernel activity such as proc inodes; indicative only).\n\n')
     w('| load | memory_bytes | Slab Δ | VmallocUsed Δ |\n|---|---:|---:|---:|\n')
     for r in tick:
-        for mode in ('cold', 'coldnc', 'coldk', 'warm'):
+        for mode in TICK_MODES:
             m = r.get(mode)
             if m:
                 w('| %s sleeping threads, %s | %s | %s | %s |\n'
