@@ -172,8 +172,10 @@ static unsigned int offs_unwind_collect(struct unwind_state *st,
 		}
 		ips[n++] = addr;
 	}
+	/* Ended where a kernel thread's or a user task's stack ends. */
 	if (ent)
-		ent->depth = keep && unwind_done(st) && !unwind_error(st) ? n : 0;
+		ent->depth = keep && !unwind_error(st) &&
+			     (unwind_done(st) || offs_unwind_at_user(st)) ? n : 0;
 	return n;
 }
 
