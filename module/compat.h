@@ -162,6 +162,16 @@ static inline bool offs_unwind_regs_frame(struct unwind_state *st)
 {
 	return st->regs;
 }
+
+/*
+ * The walk reached the registers saved on entry from user space (the top
+ * of a user task's stack): the ORC unwinder stops there at its next step,
+ * and unwind_get_return_address() already gives 0 (a user address).
+ */
+static inline bool offs_unwind_at_user(struct unwind_state *st)
+{
+	return st->regs && user_mode(st->regs);
+}
 #else
 #define OFFS_UNWIND_SLOTS	0
 static inline unsigned long *offs_unwind_slot(struct unwind_state *st)
@@ -172,6 +182,11 @@ static inline unsigned long *offs_unwind_slot(struct unwind_state *st)
 static inline bool offs_unwind_regs_frame(struct unwind_state *st)
 {
 	return true;
+}
+
+static inline bool offs_unwind_at_user(struct unwind_state *st)
+{
+	return false;
 }
 #endif
 

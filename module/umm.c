@@ -15,11 +15,12 @@
  * whose file references are held until the window ends: a umount in that
  * moment may see them busy), and in the snapshot for a frame outside them
  * (anonymous code, the vDSO, a walk into nowhere), for one find_vma() and
- * at most one get_file() per frame.  Nothing under it allocates, sleeps or takes another lock, so a
- * writer of the sampled process (mmap, munmap, brk) that queues behind us
- * waits for a few lookups, never for a reader of /proc/offsample: paths
- * are resolved and stacks interned (offs_table_lock) only after the lock
- * is dropped, from the file references taken here.
+ * at most one get_file() per frame.  Nothing under it allocates, sleeps
+ * or takes another lock, so a writer of the sampled process (mmap, munmap,
+ * brk) that queues behind us waits for a few lookups, never for a reader
+ * of /proc/offsample: paths are resolved and stacks interned
+ * (offs_table_lock) only after the lock is dropped, from the file
+ * references taken here.
  *
  * Sampler kthread only: no locking of its own.
  */
@@ -114,6 +115,12 @@ struct offs_uctx {
 	bool pending;		/* a table was still being built */
 };
 
+/* The file offset of pc, inside executable file mapping m. */
+static u64 offs_umap_off(int m, u64 pc)
+{
+	return pc - offs_umaps[m].start + (offs_umaps[m].pgoff << PAGE_SHIFT);
+}
+
 /* The index of the executable file mapping holding pc, or -1. */
 static int offs_umaps_find(u64 pc)
 {
@@ -147,9 +154,7 @@ static const struct offs_cfi_table *offs_umm_table(void *ctx, u64 pc,
 		return NULL;
 	}
 	t = offs_ucache_table(offs_umaps[mid].ent, &uc->pending);
-	if (!t || !offs_cfi_vaddr(t, pc - offs_umaps[mid].start +
-				     (offs_umaps[mid].pgoff << PAGE_SHIFT),
-				  vaddr))
+	if (!t || !offs_cfi_vaddr(t, offs_umap_off(mid, pc), vaddr))
 		return NULL;
 	return t;
 }
@@ -291,8 +296,7 @@ int offs_umm_snapshot(struct mm_struct *mm, const unsigned long *ips,
 		if (m >= 0) {
 			f->kind = OFFS_UF_FILE;
 			f->file = get_file(offs_umaps[m].file);
-			f->off = addr - offs_umaps[m].start +
-				 (offs_umaps[m].pgoff << PAGE_SHIFT);
+			f->off = offs_umap_off(m, addr);
 			continue;
 		}
 		if (!locked) {

@@ -126,6 +126,14 @@ static struct offs_kc_set *offs_kc_set_of(unsigned long ip0, unsigned int sp0)
 				  OFFS_KC_SET_BITS)];
 }
 
+/* The word index of slot in stack, or -1 when it lies outside it. */
+static int offs_kc_index(const unsigned long *stack, const unsigned long *slot)
+{
+	if (!slot || slot < stack || slot >= stack + THREAD_SIZE / sizeof(long))
+		return -1;
+	return slot - stack;
+}
+
 /* The word at index i of t's stack (bounded by the caller). */
 static unsigned long offs_kc_word(const unsigned long *stack, unsigned int i)
 {
@@ -147,9 +155,10 @@ static unsigned int offs_unwind_collect(struct unwind_state *st,
 					const unsigned long *stack,
 					struct offs_kc_ent *ent)
 {
-	unsigned int n = 0, words = THREAD_SIZE / sizeof(long);
-	unsigned long addr, *slot;
+	unsigned int n = 0;
+	unsigned long addr;
 	bool keep = ent;
+	int i;
 
 	*truncated = false;
 	for (; !unwind_done(st); unwind_next_frame(st)) {
@@ -161,19 +170,20 @@ static unsigned int offs_unwind_collect(struct unwind_state *st,
 			break;
 		}
 		if (keep) {
-			slot = offs_unwind_slot(st);
+			i = offs_kc_index(stack, offs_unwind_slot(st));
 			keep = n < OFFS_KC_DEPTH && !offs_unwind_regs_frame(st) &&
-			       slot >= stack && slot < stack + words &&
-			       offs_kc_word(stack, slot - stack) == addr;
+			       i >= 0 && offs_kc_word(stack, i) == addr;
 			if (keep) {
 				ent->ips[n] = addr;
-				ent->slot[n] = slot - stack;
+				ent->slot[n] = i;
 			}
 		}
 		ips[n++] = addr;
 	}
+	/* Ended where a kernel thread's or a user task's stack ends. */
 	if (ent)
-		ent->depth = keep && unwind_done(st) && !unwind_error(st) ? n : 0;
+		ent->depth = keep && !unwind_error(st) &&
+			     (unwind_done(st) || offs_unwind_at_user(st)) ? n : 0;
 	return n;
 }
 
@@ -219,24 +229,24 @@ static unsigned int offs_kc_lookup(struct offs_kc_set *set, unsigned int gen,
 unsigned int offs_unwind_kernel(struct task_struct *t, unsigned long *ips,
 				unsigned int max, bool *truncated, bool cached)
 {
-	unsigned long *stack = task_stack_page(t), *slot;
-	unsigned int n, words = THREAD_SIZE / sizeof(long);
+	unsigned long *stack = task_stack_page(t);
+	unsigned int n;
+	int sp0;
 	/* Before the walk: a module that goes away meanwhile voids it. */
 	unsigned int gen = atomic_read(&offs_kc_gen);
 	struct offs_kc_ent *e = NULL;
-	struct offs_kc_set *set;
+	struct offs_kc_set *set = NULL;
 	struct unwind_state st;
 
 	if (cached)
 		offs_kc_new_set = NULL;	/* the sampler's own: see above */
 	unwind_start(&st, t, NULL, NULL);
-	slot = offs_unwind_slot(&st);
+	sp0 = offs_kc_index(stack, offs_unwind_slot(&st));
 	if (cached && offs_kc && READ_ONCE(offs_kstack_cache) &&
-	    !unwind_done(&st) && !offs_unwind_regs_frame(&st) &&
-	    slot && slot >= stack && slot < stack + words) {
-		set = offs_kc_set_of(st.ip, slot - stack);
-		n = offs_kc_lookup(set, gen, st.ip, slot - stack, stack, ips,
-				   max, truncated);
+	    !unwind_done(&st) && !offs_unwind_regs_frame(&st) && sp0 >= 0) {
+		set = offs_kc_set_of(st.ip, sp0);
+		n = offs_kc_lookup(set, gen, st.ip, sp0, stack, ips, max,
+				   truncated);
 		if (n) {
 			OFFS_STAT_ADD(kstack_cache_hits, 1);
 			return n;
@@ -244,12 +254,12 @@ unsigned int offs_unwind_kernel(struct task_struct *t, unsigned long *ips,
 		OFFS_STAT_ADD(kstack_cache_misses, 1);
 		e = &offs_kc_new;
 		e->ip0 = st.ip;
-		e->sp0 = slot - stack;
+		e->sp0 = sp0;
 		e->gen = gen;
 	}
 	n = offs_unwind_collect(&st, ips, max, truncated, stack, e);
 	if (e && e->depth)
-		offs_kc_new_set = offs_kc_set_of(e->ip0, e->sp0);
+		offs_kc_new_set = set;
 	return n;
 }
 
