@@ -15,6 +15,7 @@
 #include <linux/sched.h>
 #include <linux/proc_fs.h>
 #include <linux/cgroup.h>
+#include <linux/mm.h>
 
 /* features.h (module/probe.sh) comes first, by Kbuild's -include. */
 #ifndef OFFS_FEATURES
@@ -62,6 +63,45 @@
 #define OFFS_PF_USER_WORKERS	(PF_KTHREAD | PF_IO_WORKER)
 #else
 #define OFFS_PF_USER_WORKERS	PF_KTHREAD
+#endif
+
+/*
+ * Every VMA of an address space in address order, the mmap lock held:
+ * since 6.1 an iterator over the maple tree (one step per VMA; a loop of
+ * find_vma() would walk the tree from its root every time), before that
+ * the VMA list.
+ */
+#ifdef OFFS_HAVE_VMA_ITER_INIT
+#define offs_vma_it	vma_iterator
+static inline void offs_vma_start(struct vma_iterator *it,
+				  struct mm_struct *mm)
+{
+	vma_iter_init(it, mm, 0);
+}
+
+static inline struct vm_area_struct *offs_vma_next(struct vma_iterator *it)
+{
+	return vma_next(it);
+}
+#else
+struct offs_vma_it {
+	struct vm_area_struct *next;
+};
+
+static inline void offs_vma_start(struct offs_vma_it *it,
+				  struct mm_struct *mm)
+{
+	it->next = mm->mmap;
+}
+
+static inline struct vm_area_struct *offs_vma_next(struct offs_vma_it *it)
+{
+	struct vm_area_struct *vma = it->next;
+
+	if (vma)
+		it->next = vma->vm_next;
+	return vma;
+}
 #endif
 
 /*

@@ -84,6 +84,12 @@ struct offs_fxwait {
 };
 
 /* One thread at one instant, as captured by offs_pin_capture(). */
+/*
+ * One full capture in OFFS_FULL_TIME_EVERY is timed (its parts too); the
+ * time counters add its time multiplied by this, an estimate of the whole.
+ */
+#define OFFS_FULL_TIME_EVERY	8
+
 struct offs_sample {
 	unsigned int state;	/* raw task state word */
 	char state_ch;		/* R S D T t I P F, see docs/CLASSIFICATION.md */
@@ -115,7 +121,11 @@ struct offs_sample {
 	unsigned long ufault;
 	bool utruncated;
 	bool upending;		/* a file's unwind table was not ready */
-	/* Time pinned in the kernel unwind, the user walk (pin.c, added up). */
+	/*
+	 * Time pinned in the kernel unwind, the user walk (pin.c, added
+	 * up), read only when timed (one full capture in OFFS_FULL_TIME_EVERY).
+	 */
+	bool timed;
 	u64 ns_kstack;
 	u64 ns_uwalk;
 	pid_t tgid;
@@ -272,11 +282,14 @@ struct offs_stats {
 	u64 cache_entries;
 	u64 hits_timed;			/* cache hits that were timed */
 	u64 hit_ns_timed;		/* time in those (see sampler.c) */
+	u64 full_timed;			/* full captures that were timed */
 	u64 cgroup_skipped;		/* threads outside the cgroup parameter */
 	u64 user_walks;
 	u64 user_frames;
 	u64 user_faulted;		/* walks ended at a non-resident page */
 	u64 user_cfi_frames;		/* user frames found with CFI tables */
+	u64 user_rule_memo_hits;	/* their rules found in umm.c's memo */
+	u64 user_stack_memo_hits;	/* stacks found in ustack.c's memo */
 	u64 unwind_errors;		/* user walks ended by CFI not followed */
 	u64 user_trylock_failed;
 	u64 user_dropped;		/* user stacks not stored (bound) */

@@ -187,11 +187,14 @@ enum offs_pin offs_pin_capture(struct task_struct *t, struct offs_sample *s,
 	s->ncsw = offs_ncsw(t);
 	s->iowait = t->in_iowait;
 	s->state_ch = offs_state_char(t, state, pin);
-	/* The two walks are timed (stats full_kstack_ns, full_uwalk_ns). */
-	c0 = local_clock();
+	/*
+	 * The two walks are timed in a timed capture (stats full_kstack_ns,
+	 * full_uwalk_ns): a clock read costs about as much as a short walk.
+	 */
+	c0 = s->timed ? local_clock() : 0;
 	s->depth = offs_unwind_kernel(t, s->ips, max_depth, &s->truncated,
 				      s->kcache);
-	c1 = local_clock();
+	c1 = s->timed ? local_clock() : 0;
 	s->ns_kstack += c1 - c0;
 	if (!s->kthread)
 		offs_user_regs(t, s);
@@ -200,7 +203,8 @@ enum offs_pin offs_pin_capture(struct task_struct *t, struct offs_sample *s,
 	 * t->mm cannot change under us, exec needs the thread to run.
 	 */
 	offs_user_walk(t, s);
-	s->ns_uwalk += local_clock() - c1;
+	if (s->timed)
+		s->ns_uwalk += local_clock() - c1;
 
 	/*
 	 * Did it run while we walked its stack?  A run-queue waiter may; a

@@ -919,6 +919,7 @@ static int offs_stats_show(struct seq_file *m, void *v)
 	OFFS_SHOW("full_pin_ns", READ_ONCE(st->full_pin_ns));
 	OFFS_SHOW("full_kstack_ns", READ_ONCE(st->full_kstack_ns));
 	OFFS_SHOW("full_uwalk_ns", READ_ONCE(st->full_uwalk_ns));
+	OFFS_SHOW("full_timed", READ_ONCE(st->full_timed));
 	OFFS_SHOW("kstack_cache_hits", READ_ONCE(st->kstack_cache_hits));
 	OFFS_SHOW("kstack_cache_misses", READ_ONCE(st->kstack_cache_misses));
 	OFFS_SHOW("kstack_cache_bytes", READ_ONCE(st->kstack_cache_bytes));
@@ -940,6 +941,8 @@ static int offs_stats_show(struct seq_file *m, void *v)
 	OFFS_SHOW("user_frames", READ_ONCE(st->user_frames));
 	OFFS_SHOW("user_faulted", READ_ONCE(st->user_faulted));
 	OFFS_SHOW("user_cfi_frames", READ_ONCE(st->user_cfi_frames));
+	OFFS_SHOW("user_rule_memo_hits", READ_ONCE(st->user_rule_memo_hits));
+	OFFS_SHOW("user_stack_memo_hits", READ_ONCE(st->user_stack_memo_hits));
 	OFFS_SHOW("unwind_errors", READ_ONCE(st->unwind_errors));
 	OFFS_SHOW("user_trylock_failed", READ_ONCE(st->user_trylock_failed));
 	OFFS_SHOW("user_dropped", READ_ONCE(st->user_dropped));

@@ -32,6 +32,7 @@
 #include <linux/ktime.h>
 #include <linux/hrtimer.h>
 #include <linux/sched/clock.h>
+#include <linux/random.h>
 
 #include "offsample.h"
 #include "table.h"
@@ -228,10 +229,20 @@ walked:
 /*
  * Cache hits cost little more than two clock reads on bare metal, so only
  * one visit in OFFS_TIME_EVERY is timed from its start (thread_ns_hit is
- * estimated from those).  Full captures are always timed: the others from
- * just after the cache lookup, a small part of their cost.
+ * estimated from those).  Full captures read the clock eight times (their
+ * parts are timed too), about 5% of a cold tick in make bench: one in
+ * OFFS_FULL_TIME_EVERY is timed, from just after the cache lookup, and
+ * counts for that many (offsample.h).
  */
 #define OFFS_TIME_EVERY	16
+
+/*
+ * Which full captures are timed: every OFFS_FULL_TIME_EVERY-th from a
+ * random start each tick.  A fixed start would time the same threads
+ * tick after tick (a process's first thread, which builds its maps, or
+ * never it), and the estimates would be biased.
+ */
+static unsigned int offs_full_seq;
 
 /* Visit snapshot entry idx; what it found goes to offs_snap_out[idx]. */
 static void offs_visit(unsigned int idx, unsigned int max_depth,
@@ -262,7 +273,8 @@ static void offs_visit(unsigned int idx, unsigned int max_depth,
 			      offs_tc_ncsw(ent));
 		return;
 	}
-	if (!timed)
+	s.timed = !(offs_full_seq++ % OFFS_FULL_TIME_EVERY);
+	if (s.timed)
 		t0 = local_clock();
 
 	s.ips = offs_ips;
@@ -276,7 +288,7 @@ static void offs_visit(unsigned int idx, unsigned int max_depth,
 		s.umm = offs_umm_enter(t);
 		s.uips = offs_uips;
 	}
-	t1 = local_clock();
+	t1 = s.timed ? local_clock() : 0;
 	/*
 	 * A thread that ran while unwound, or left its CPU before that CPU
 	 * could capture it, gets another chance.
@@ -291,7 +303,7 @@ static void offs_visit(unsigned int idx, unsigned int max_depth,
 		if (pin != OFFS_PIN_RACED)
 			break;
 	}
-	t2 = local_clock();
+	t2 = s.timed ? local_clock() : 0;
 	switch (pin) {
 	case OFFS_PIN_ONCPU:
 		/* Not sampled (oncpu=0 or missed), still active for GAPP. */
@@ -349,11 +361,15 @@ static void offs_visit(unsigned int idx, unsigned int max_depth,
 	if (ent)
 		offs_tc_invalidate(ent);
 	OFFS_STAT_ADD(cache_misses, 1);
-	OFFS_STAT_ADD(full_ns_total, local_clock() - t0);
-	OFFS_STAT_ADD(full_enter_ns, t1 - t0);
-	OFFS_STAT_ADD(full_pin_ns, t2 - t1);
-	OFFS_STAT_ADD(full_kstack_ns, s.ns_kstack);
-	OFFS_STAT_ADD(full_uwalk_ns, s.ns_uwalk);
+	if (!s.timed)
+		return;
+	OFFS_STAT_ADD(full_timed, 1);
+	OFFS_STAT_ADD(full_ns_total,
+		      (local_clock() - t0) * OFFS_FULL_TIME_EVERY);
+	OFFS_STAT_ADD(full_enter_ns, (t1 - t0) * OFFS_FULL_TIME_EVERY);
+	OFFS_STAT_ADD(full_pin_ns, (t2 - t1) * OFFS_FULL_TIME_EVERY);
+	OFFS_STAT_ADD(full_kstack_ns, s.ns_kstack * OFFS_FULL_TIME_EVERY);
+	OFFS_STAT_ADD(full_uwalk_ns, s.ns_uwalk * OFFS_FULL_TIME_EVERY);
 }
 
 /*
@@ -448,6 +464,7 @@ static void offs_tick(void)
 	target = offs_cgroup_target_get();
 	offs_table_tick_begin();
 	offs_tc_tick_begin(config_seq);
+	offs_full_seq = get_random_u32();
 	tw = ktime_get_ns();
 	offs_walk(&w, kthreads, target);
 	OFFS_STAT_ADD(kthreads_skipped, w.kthreads);

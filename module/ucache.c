@@ -319,7 +319,12 @@ const struct offs_cfi_table *offs_ucache_table(const struct offs_ucfi_ent *e,
 	/* Pairs with the release in offs_ucfi_build_fn(): a whole table. */
 	const struct offs_cfi_table *t = smp_load_acquire(&e->table);
 
-	if (!t && READ_ONCE(e->state) == OFFS_UCFI_PENDING)
+	/*
+	 * The builder sets the state before it publishes the table: READY
+	 * with no table yet is still pending, not "no CFI" (umm.c remembers
+	 * answers that are not pending for the rest of the window).
+	 */
+	if (!t && READ_ONCE(e->state) != OFFS_UCFI_FAILED)
 		*pending = true;
 	return t;
 }

@@ -1065,7 +1065,7 @@ static int offs_rd_user(const struct offs_unwind_ops *ops, u64 addr, u64 *v,
 /*
  * Walk a user stack from regs into ips[] (leaf first; the leaf is always
  * recorded); returns the depth.  Each frame is followed by its file's
- * compiled CFI where ops->table() has a table with an FDE for it, by frame
+ * compiled CFI where ops->rule() finds a rule for it, by frame
  * pointers elsewhere (no table, or code no FDE covers); out->cfi_frames
  * counts the frames a CFI rule found.  Stops at the outermost frame (an
  * undefined return address, one below PAGE_SIZE, or frame pointers that
@@ -1080,9 +1080,8 @@ unsigned int offs_cfi_unwind(const struct offs_unwind_ops *ops,
 			     unsigned long *ips, unsigned int max,
 			     struct offs_unwind_out *out)
 {
-	u64 pc = regs->ip, sp = regs->sp, bp = regs->bp, cfa, ra, vaddr, v;
+	u64 pc = regs->ip, sp = regs->sp, bp = regs->bp, cfa, ra, v;
 	const struct offs_cfi_rule *r;
-	const struct offs_cfi_table *t;
 	u64 frame[2], ctx[OFFS_SIGCTX_IP + 1];
 	bool exact = true, bp_known = true, cfi;
 	unsigned int n = 0;
@@ -1096,8 +1095,7 @@ unsigned int offs_cfi_unwind(const struct offs_unwind_ops *ops,
 	ips[n++] = pc;
 	for (;;) {
 		/* A return address is looked up at the call, just before it. */
-		t = ops->table(ops->ctx, exact ? pc : pc - 1, &vaddr);
-		r = t ? offs_cfi_lookup(t, vaddr) : NULL;
+		r = ops->rule(ops->ctx, exact ? pc : pc - 1);
 		cfi = false;
 		if (!r || r->kind == OFFS_CFI_NONE) {
 			/* No CFI here: frame pointers, as far as they go. */

@@ -90,14 +90,15 @@ const struct offs_cfi_rule *offs_cfi_lookup(const struct offs_cfi_table *t,
 					    u64 pc);
 
 /*
- * Unwinding with the tables.  The caller says how to find the table for an
- * address (table(), NULL where there is none: that frame is then followed
- * by frame pointers) and how to read user memory without faulting
- * (read(), 0 or an error).  Both are called with whatever locks the
+ * Unwinding with the tables.  The caller says how to find the rule for an
+ * address (rule(): its table's offs_cfi_lookup(), NULL where no table or
+ * FDE covers it: that frame is then followed by frame pointers) and how
+ * to read user memory without faulting (read(), 0 or an error).  Both are called with whatever locks the
  * caller holds (pin.c: a task's pi_lock, IRQs off), so neither may sleep.
  */
 struct offs_unwind_ops {
-	const struct offs_cfi_table *(*table)(void *ctx, u64 pc, u64 *vaddr);
+	/* The rule for pc (a virtual address), NULL where no CFI covers it. */
+	const struct offs_cfi_rule *(*rule)(void *ctx, u64 pc);
 	int (*read)(void *ctx, u64 addr, void *buf, size_t len);
 	void *ctx;
 };

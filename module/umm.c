@@ -31,6 +31,7 @@
 #include <linux/fs.h>
 #include <linux/file.h>
 #include <linux/uaccess.h>
+#include <linux/hash.h>
 
 #include "offsample.h"
 #include "ustack.h"
@@ -63,9 +64,42 @@ static unsigned int offs_numaps;
 static bool offs_umaps_busy;		/* no tables: the mmap lock was busy */
 static bool offs_umaps_built;		/* for offs_umm_cur */
 
+/*
+ * The rules the unwinder found in the current window, by return address:
+ * the threads of a process wait at the same few addresses, so a cold tick
+ * looks each one up once per process instead of once per thread (a binary
+ * search in the mappings, then one in the file's table).  The rule
+ * pointers point into tables the window holds (offs_umaps[].ent), so
+ * offs_umaps_clear() and offs_umaps_build() forget every entry (a new
+ * generation).
+ * Only complete answers are kept: none where a table was still pending.
+ * Used with IRQs off (pin.c) or in the IPI of oncpu.c, while the sampler
+ * waits for it: never two users at once.
+ */
+#define OFFS_RMEMO_BITS		8
+
+static struct offs_rmemo {
+	u64 pc;
+	const struct offs_cfi_rule *rule;	/* NULL: no CFI there */
+	unsigned int gen;
+} offs_rmemo[1 << OFFS_RMEMO_BITS];
+static unsigned int offs_rmemo_gen = 1;
+
+/* Forget every remembered rule: the mappings or their tables change. */
+static void offs_rmemo_forget(void)
+{
+	if (!++offs_rmemo_gen) {
+		/* Wrapped: no entry may match by an old generation. */
+		memset(offs_rmemo, 0, sizeof(offs_rmemo));
+		offs_rmemo_gen = 1;
+	}
+}
+
 static void offs_umaps_clear(void)
 {
 	unsigned int i;
+
+	offs_rmemo_forget();
 
 	for (i = 0; i < offs_numaps; i++) {
 		if (offs_umaps[i].ent)
@@ -82,7 +116,7 @@ static void offs_umaps_build(struct mm_struct *mm)
 {
 	bool cfi = READ_ONCE(offs_cfi_cache_mb);
 	struct vm_area_struct *vma;
-	unsigned long addr = 0;
+	struct offs_vma_it it;
 	unsigned int i, n = 0;
 
 	if (!mmap_read_trylock(mm)) {
@@ -90,8 +124,12 @@ static void offs_umaps_build(struct mm_struct *mm)
 		offs_umaps_busy = cfi;
 		return;
 	}
-	while (n < OFFS_UMAPS_MAX && (vma = find_vma(mm, addr))) {
-		addr = vma->vm_end;
+	/*
+	 * One step per VMA: a process with 5,000 threads has over 10,000
+	 * (stacks and their guard pages).
+	 */
+	offs_vma_start(&it, mm);
+	while (n < OFFS_UMAPS_MAX && (vma = offs_vma_next(&it))) {
 		if (!(vma->vm_flags & VM_EXEC) || !vma->vm_file)
 			continue;
 		offs_umaps[n].start = vma->vm_start;
@@ -108,11 +146,13 @@ static void offs_umaps_build(struct mm_struct *mm)
 			NULL;
 	}
 	offs_numaps = n;
+	offs_rmemo_forget();
 }
 
 /* What the unwinder (ucfi.c) asks of the address space, with IRQs off. */
 struct offs_uctx {
 	bool pending;		/* a table was still being built */
+	unsigned int memo_hits;	/* rules found in offs_rmemo */
 };
 
 /* The file offset of pc, inside executable file mapping m. */
@@ -138,25 +178,46 @@ static int offs_umaps_find(u64 pc)
 	return -1;
 }
 
-static const struct offs_cfi_table *offs_umm_table(void *ctx, u64 pc,
-						   u64 *vaddr)
+static const struct offs_cfi_rule *offs_umm_lookup(u64 pc, bool *pending)
 {
-	struct offs_uctx *uc = ctx;
 	const struct offs_cfi_table *t;
 	int mid = offs_umaps_find(pc);
+	u64 vaddr;
 
 	if (mid < 0)
 		return NULL;
 	if (!offs_umaps[mid].ent) {
 		/* Not taken on this time: the capture is not whole. */
 		if (offs_umaps[mid].retry)
-			uc->pending = true;
+			*pending = true;
 		return NULL;
 	}
-	t = offs_ucache_table(offs_umaps[mid].ent, &uc->pending);
-	if (!t || !offs_cfi_vaddr(t, offs_umap_off(mid, pc), vaddr))
+	t = offs_ucache_table(offs_umaps[mid].ent, pending);
+	if (!t || !offs_cfi_vaddr(t, offs_umap_off(mid, pc), &vaddr))
 		return NULL;
-	return t;
+	return offs_cfi_lookup(t, vaddr);
+}
+
+static const struct offs_cfi_rule *offs_umm_rule(void *ctx, u64 pc)
+{
+	struct offs_rmemo *m = &offs_rmemo[hash_64(pc, OFFS_RMEMO_BITS)];
+	const struct offs_cfi_rule *r;
+	struct offs_uctx *uc = ctx;
+	bool pending = false;
+
+	if (m->gen == offs_rmemo_gen && m->pc == pc) {
+		uc->memo_hits++;
+		return m->rule;
+	}
+	r = offs_umm_lookup(pc, &pending);
+	if (pending) {
+		uc->pending = true;
+		return r;
+	}
+	m->pc = pc;
+	m->rule = r;
+	m->gen = offs_rmemo_gen;
+	return r;
 }
 
 static int offs_umm_read(void *ctx, u64 addr, void *buf, size_t len)
@@ -168,14 +229,19 @@ static int offs_umm_read(void *ctx, u64 addr, void *buf, size_t len)
 /* Leave the current window (and forget the files resolved in it). */
 void offs_umm_end(void)
 {
-	offs_upath_memo_clear();
 	offs_umaps_clear();
-	if (!offs_umm_cur)
-		return;
-	kthread_unuse_mm(offs_umm_cur);
-	/* Never tear down an exited process's memory in the sampler. */
-	mmput_async(offs_umm_cur);
-	offs_umm_cur = NULL;
+	if (offs_umm_cur) {
+		kthread_unuse_mm(offs_umm_cur);
+		/* Never tear down an exited process's memory in the sampler. */
+		mmput_async(offs_umm_cur);
+		offs_umm_cur = NULL;
+	}
+	/*
+	 * Last: both take offs_table_lock, which a reader may hold for a
+	 * while; the process's memory is let go first.
+	 */
+	offs_ustack_memo_clear();
+	offs_upath_memo_clear();
 }
 
 /*
@@ -239,7 +305,7 @@ unsigned int offs_umm_walk(const struct offs_sample *s, unsigned long *ips,
 {
 	struct offs_uctx uc = { 0 };
 	struct offs_unwind_ops ops = {
-		.table = offs_umm_table, .read = offs_umm_read, .ctx = &uc,
+		.rule = offs_umm_rule, .read = offs_umm_read, .ctx = &uc,
 	};
 	struct offs_unwind_regs r = {
 		.ip = s->uip, .sp = s->usp, .bp = s->ubp,
@@ -252,6 +318,7 @@ unsigned int offs_umm_walk(const struct offs_sample *s, unsigned long *ips,
 	*fault_addr = out.fault_addr;
 	*pending = uc.pending || offs_umaps_busy;
 	OFFS_STAT_ADD(user_cfi_frames, out.cfi_frames);
+	OFFS_STAT_ADD(user_rule_memo_hits, uc.memo_hits);
 	if (out.bad)
 		OFFS_STAT_ADD(unwind_errors, 1);
 	return n;
@@ -272,11 +339,13 @@ static bool offs_vma_is_vdso(struct mm_struct *mm, struct vm_area_struct *vma)
  * chain.  Frames in the executable file mappings copied when the window
  * was entered (offs_umaps) need no lock; the others (anonymous code, the
  * vDSO, a walk into nowhere) and fault_addr are looked up under
- * mmap_read_trylock().
+ * mmap_read_trylock().  *in_maps tells that every frame was in offs_umaps
+ * and the walk did not end at a read fault: the result depends on the
+ * addresses alone for as long as the window lasts.
  */
 int offs_umm_snapshot(struct mm_struct *mm, const unsigned long *ips,
 		      unsigned int n, unsigned long fault_addr,
-		      struct offs_uframe_raw *raw, bool *faulted)
+		      struct offs_uframe_raw *raw, bool *faulted, bool *in_maps)
 {
 	bool mapped = mm == offs_umm_cur && offs_umaps_built, locked = false;
 	struct vm_area_struct *vma;
@@ -286,6 +355,7 @@ int offs_umm_snapshot(struct mm_struct *mm, const unsigned long *ips,
 	int m;
 
 	*faulted = false;
+	*in_maps = false;
 	for (i = 0; i < n; i++) {
 		f = &raw[i];
 		addr = ips[i];
@@ -345,6 +415,8 @@ int offs_umm_snapshot(struct mm_struct *mm, const unsigned long *ips,
 	}
 	if (locked)
 		mmap_read_unlock(mm);
+	else
+		*in_maps = mapped && !fault_addr && i == n;
 	return i;
 busy:
 	/* Not locked here: frames so far came from offs_umaps only. */

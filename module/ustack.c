@@ -121,6 +121,85 @@ static struct offs_uframe_raw offs_uraw[OFFS_MAX_DEPTH_LIMIT];
 static struct offs_uframe offs_uframes[OFFS_MAX_DEPTH_LIMIT];
 
 /*
+ * The stacks interned in the current window (one process in one tick,
+ * umm.c), by their return addresses: the threads of a process that wait
+ * in the same place (a pool's workers) have the same addresses, and
+ * mapping those to files gives the same stack again as long as every
+ * frame lies in the executable mappings copied for the window, which do
+ * not change in it (offs_umm_snapshot()'s in_maps).  Only such whole
+ * stacks are kept, each with a reference (offs_table_lock); the window's
+ * end drops them (offs_ustack_memo_clear(), from offs_umm_end()).
+ */
+#define OFFS_USMEMO_SLOTS	16
+#define OFFS_USMEMO_DEPTH	48
+
+static struct offs_usmemo {
+	struct offs_ustack *us;		/* reference held; NULL: empty */
+	struct mm_struct *mm;		/* the window's: compared only */
+	u32 hash;
+	unsigned int n;
+	bool truncated;
+	unsigned long ips[OFFS_USMEMO_DEPTH];
+} offs_usmemo[OFFS_USMEMO_SLOTS];
+static bool offs_usmemo_used;
+
+/* No lock held: takes offs_table_lock if a stack is kept. */
+void offs_ustack_memo_clear(void)
+{
+	unsigned int i;
+
+	if (!offs_usmemo_used)
+		return;
+	mutex_lock(&offs_table_lock);
+	for (i = 0; i < OFFS_USMEMO_SLOTS; i++) {
+		if (offs_usmemo[i].us)
+			offs_ustack_put(offs_usmemo[i].us);
+		offs_usmemo[i].us = NULL;
+		offs_usmemo[i].mm = NULL;
+	}
+	mutex_unlock(&offs_table_lock);
+	offs_usmemo_used = false;
+}
+
+/* The memo's slot for s's walk, or NULL where no answer may be kept. */
+static struct offs_usmemo *offs_usmemo_slot(const struct offs_sample *s,
+					    u32 *hash)
+{
+	unsigned int n = s->udepth;
+
+	/* A walk that ended at a fault is looked at under the mmap lock. */
+	if (s->ufault || s->upending || n > OFFS_USMEMO_DEPTH)
+		return NULL;
+	*hash = jhash(s->uips, n * sizeof(*s->uips), n | s->utruncated << 16);
+	return &offs_usmemo[*hash % OFFS_USMEMO_SLOTS];
+}
+
+static bool offs_usmemo_match(const struct offs_usmemo *m,
+			      const struct offs_sample *s, u32 hash)
+{
+	return m->us && m->mm == s->umm && m->hash == hash &&
+	       m->n == s->udepth && m->truncated == s->utruncated &&
+	       !memcmp(m->ips, s->uips, m->n * sizeof(*s->uips));
+}
+
+/* offs_table_lock held: keep us (whole, every frame in the maps). */
+static void offs_usmemo_keep(struct offs_usmemo *m,
+			     const struct offs_sample *s, u32 hash,
+			     struct offs_ustack *us)
+{
+	if (m->us)
+		offs_ustack_put(m->us);
+	offs_ustack_get(us);
+	m->us = us;
+	m->mm = s->umm;
+	m->hash = hash;
+	m->n = s->udepth;
+	m->truncated = s->utruncated;
+	memcpy(m->ips, s->uips, m->n * sizeof(*s->uips));
+	offs_usmemo_used = true;
+}
+
+/*
  * Step 3 for a snapshot: resolve files to interned paths (FILE frames
  * then hold a reference, dropped by the caller).  Returns false if a
  * file could not be resolved (its frame shows the raw address).
@@ -158,10 +237,12 @@ static bool offs_ustack_resolve(unsigned int n)
  */
 struct offs_ustack *offs_ustack_capture(struct offs_sample *s)
 {
-	bool faulted = false, whole = true;
-	u64 t0 = local_clock();
+	bool faulted = false, whole = true, in_maps = false;
+	u64 t0 = s->timed ? local_clock() : 0;
 	unsigned int i, n = s->udepth;
+	struct offs_usmemo *memo;
 	struct offs_ustack *us;
+	u32 hash = 0;
 	int got;
 
 	if (!n || !s->umm) {
@@ -169,8 +250,18 @@ struct offs_ustack *offs_ustack_capture(struct offs_sample *s)
 		s->degraded = true;
 		return NULL;
 	}
+	memo = offs_usmemo_slot(s, &hash);
+	if (memo && offs_usmemo_match(memo, s, hash)) {
+		/* The stack another thread of this process has, whole. */
+		mutex_lock(&offs_table_lock);
+		us = memo->us;
+		offs_ustack_get(us);
+		mutex_unlock(&offs_table_lock);
+		OFFS_STAT_ADD(user_stack_memo_hits, 1);
+		goto out;
+	}
 	got = offs_umm_snapshot(s->umm, s->uips, n, s->ufault, offs_uraw,
-				&faulted);
+				&faulted, &in_maps);
 	if (got < 0) {
 		/* Never wait behind a writer: keep the addresses, untranslated. */
 		OFFS_STAT_ADD(user_trylock_failed, 1);
@@ -194,19 +285,25 @@ struct offs_ustack *offs_ustack_capture(struct offs_sample *s)
 	for (i = 0; i < n; i++)
 		if (offs_uframes[i].path)
 			offs_upath_put(offs_uframes[i].path);
+	if (memo && us && in_maps && whole && !faulted)
+		offs_usmemo_keep(memo, s, hash, us);
 	mutex_unlock(&offs_table_lock);
 
 	/* Degraded: a later try could do better (then not cached). */
 	if (faulted || !whole || (n && !us) || s->upending)
 		s->degraded = true;
+out:
 	OFFS_STAT_ADD(user_walks, 1);
 	OFFS_STAT_ADD(user_frames, n);
-	OFFS_STAT_ADD(user_ns_total, local_clock() - t0);
+	if (s->timed)
+		OFFS_STAT_ADD(user_ns_total, (local_clock() - t0) *
+			      OFFS_FULL_TIME_EVERY);
 	return us;
 }
 
 /* The sampler is stopped and every record is gone. */
 void offs_ustack_exit(void)
 {
+	WARN_ON(offs_usmemo_used);
 	WARN_ON(offs_nustacks || offs_upath_count());
 }

@@ -99,6 +99,7 @@ void offs_ustack_put(struct offs_ustack *us);
 void offs_ustack_get(struct offs_ustack *us);
 unsigned int offs_ustack_count(void);
 struct offs_ustack *offs_ustack_capture(struct offs_sample *s);
+void offs_ustack_memo_clear(void);
 
 /* umm.c (sampler kthread only) */
 struct mm_struct *offs_umm_enter(struct task_struct *t);
@@ -110,7 +111,7 @@ unsigned int offs_umm_walk(const struct offs_sample *s, unsigned long *ips,
 			   unsigned long *fault_addr, bool *pending);
 int offs_umm_snapshot(struct mm_struct *mm, const unsigned long *ips,
 		      unsigned int n, unsigned long fault_addr,
-		      struct offs_uframe_raw *raw, bool *faulted);
+		      struct offs_uframe_raw *raw, bool *faulted, bool *in_maps);
 void offs_umm_release(struct offs_uframe_raw *raw, unsigned int n);
 
 /* upath.c */

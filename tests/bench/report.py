@@ -291,6 +291,10 @@ class Bench:
                     # 0.5.4: kernel stacks taken from the stack cache.
                     kc = d.get('kstack_cache_hits', 0) + d.get('kstack_cache_misses', 0)
                     m['parts']['kc_hit'] = d.get('kstack_cache_hits', 0) / kc if kc else None
+                    # 0.5.5: user stacks taken from the memo of the process.
+                    uw = d.get('user_walks', 0)
+                    m['parts']['us_memo'] = (d['user_stack_memo_hits'] / uw
+                                             if uw and 'user_stack_memo_hits' in d else None)
                 if row.get('floor'):
                     m['floor_ratio'] = m['wall'] / row['floor']
                 if row.get('proc_wall'):
@@ -786,18 +790,24 @@ def write_md(b, tick, pipe, read, rawdir, cfi=None, blk=None, onc=None, model=No
           'taken from the stack cache is shown next to it, `kstack_cache_hits`) and\n'
           'the user-stack walk (`full_uwalk_ns`);\n'
           'then, unpinned, the user stack mapped to files and interned\n'
-          '(`user_ns_total`); the rest (names, wait object, lock holder, recording).\n\n')
+          '(`user_ns_total`; since 0.5.5 with the share of user stacks taken from the\n'
+          'memo of the process\'s stacks in the tick, `user_stack_memo_hits`); the rest\n'
+          '(names, wait object, lock holder, recording).  Since 0.5.5 these counters\n'
+          'are estimates from one full capture in 8 (`full_timed`).\n\n')
         w('| threads | mode | full capture | enter mm | pinned | kernel unwind | kernel stacks remembered | user walk | pinned, other | user stack to files | rest |\n')
         w('|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n')
         for r, mode, p in parts:
             other = p['full_pin_ns'] - p['full_kstack_ns'] - p['full_uwalk_ns']
             rest = p['full'] - p['full_enter_ns'] - p['full_pin_ns'] - p['user_ns_total']
             kc = '%.0f%%' % (100.0 * p['kc_hit']) if p.get('kc_hit') is not None else '-'
+            us = fmt_ns(p['user_ns_total'])
+            if p.get('us_memo') is not None:
+                us += ' (%.0f%% from the memo)' % (100.0 * p['us_memo'])
             w('| %s | %s | %s | %s | %s (%.0f%%) | %s | %s | %s | %s | %s | %s |\n'
               % (fmt_int(r['n']), names[mode], fmt_ns(p['full']), fmt_ns(p['full_enter_ns']),
                  fmt_ns(p['full_pin_ns']), 100.0 * p['full_pin_ns'] / max(p['full'], 1),
                  fmt_ns(p['full_kstack_ns']), kc, fmt_ns(p['full_uwalk_ns']), fmt_ns(other),
-                 fmt_ns(p['user_ns_total']), fmt_ns(rest)))
+                 us, fmt_ns(rest)))
         w('\n')
     w('/proc pass details (per thread, all passes, wall): ')
     w('; '.join('%s threads: %s' % (fmt_int(r.get('proc_threads')),

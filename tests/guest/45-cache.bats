@@ -43,10 +43,13 @@ thread_records() {
 	[ "$(stat_get cache_entries)" -gt 0 ]
 	# A full capture's parts (0.5.2): each counted, none more than the
 	# whole they are part of.
-	local full enter pin kst uw us
-	full=$(stat_get full_ns_total) enter=$(stat_get full_enter_ns)
-	pin=$(stat_get full_pin_ns) kst=$(stat_get full_kstack_ns)
-	uw=$(stat_get full_uwalk_ns) us=$(stat_get user_ns_total)
+	# One reading of the stats: the sampler goes on meanwhile.
+	local full enter pin kst uw us st=$BATS_TEST_TMPDIR/stats
+	cat $P/stats > "$st"
+	sget() { awk -v k="$1" '$1 == k { print $2 }' "$st"; }
+	full=$(sget full_ns_total) enter=$(sget full_enter_ns)
+	pin=$(sget full_pin_ns) kst=$(sget full_kstack_ns)
+	uw=$(sget full_uwalk_ns) us=$(sget user_ns_total)
 	echo "full $full: enter $enter, pinned $pin (kernel unwind $kst, user walk $uw), user stack to files $us"
 	[ "$kst" -gt 0 ]
 	[ "$uw" -gt 0 ]
@@ -54,6 +57,16 @@ thread_records() {
 	[ "$us" -gt 0 ]
 	[ $((kst + uw)) -le "$pin" ]
 	[ $((enter + pin + us)) -le "$full" ]
+	# 0.5.5: one full capture in 8 is timed (every 8th from a random
+	# start each tick) and counts for 8: a tick's count is within one of
+	# an eighth of its captures (and the sampler may be between the two
+	# counters: one more).
+	local timed misses nt
+	timed=$(sget full_timed) misses=$(sget cache_misses) nt=$(sget ticks)
+	echo "full captures $misses in $nt ticks, timed $timed"
+	[ "$timed" -gt 0 ]
+	[ $((timed * 8)) -ge $((misses - 8 * (nt + 1))) ]
+	[ $((timed * 8)) -le $((misses + 8 * (nt + 1))) ]
 }
 
 @test "a thread that runs and blocks somewhere else gets its new stack on the next tick" {
@@ -222,6 +235,9 @@ kstacks_of() {
 	# an interrupt's registers) and newcomers are unwound.
 	[ $((h1 - h0)) -ge $(( 3 * (m1 - m0) )) ]
 	[ "$(stat_get kstack_cache_bytes)" -gt 0 ]
+	# Two threads of each kind: the second one's user stack comes from
+	# the memo of the process's stacks in that tick (0.5.5).
+	[ "$(stat_get user_stack_memo_hits)" -gt 0 ]
 	# Without it: every stack from the unwinder, the same stacks.
 	echo 0 > $PARAM/kstack_cache
 	cat $P/drain > /dev/null

@@ -29,16 +29,20 @@ teardown_file() {
 	offs_unload
 }
 
-# nofp_start OUT: the workload without frame pointers, every libc wait.
+# nofp_start OUT [N]: the workload without frame pointers, every libc
+# wait, N threads each (default 1).
 nofp_start() {
-	"$NOFP" -n 1 sleep mutex pipe poll accept wait > "$1" 2>&1 3>&- &
+	"$NOFP" -n "${2:-1}" sleep mutex pipe poll accept wait > "$1" 2>&1 3>&- &
 	wait_line "$1" '^ready$' 600 $! > /dev/null
 }
 
 @test "cfi: every thread's user stack is eu-stack's, frame for frame" {
 	local d=$BATS_TEST_TMPDIR
-	offs_load hz=19 key=tid
-	nofp_start "$d/wl.out"
+	# thread_cache=0: every record below is a fresh walk, most of its
+	# rules taken from the sampler's memo of the process, and the second
+	# thread of each kind's stack from its memo of stacks (0.5.5).
+	offs_load hz=19 key=tid thread_cache=0
+	nofp_start "$d/wl.out" 2
 	"$TOP/build/offsample-safety" sigframe > "$d/sf.out" 2>&1 3>&- &
 	wait_line "$d/sf.out" '^ready$' 300 $! > /dev/null
 	# Tables are built in the background; then captures are whole.
@@ -62,6 +66,9 @@ nofp_start() {
 	run -0 awk -F'\t' '!/^#/ && $7 == "oss-sigframe" { print $9 }' "$d/sym"
 	assert_output --regexp 'sig_handler\+0x[0-9a-f]+ \(offsample-safety\);.*;sig_reader\+'
 	[ "$(stat_get user_cfi_frames)" -gt 0 ]
+	echo "memo: $(stat_get user_rule_memo_hits) rules, $(stat_get user_stack_memo_hits) stacks"
+	[ "$(stat_get user_rule_memo_hits)" -gt 0 ]
+	[ "$(stat_get user_stack_memo_hits)" -gt 0 ]
 }
 
 @test "cfi: cfi_cache_mb=0 walks frame pointers only (the leaf and little else)" {

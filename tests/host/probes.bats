@@ -35,7 +35,7 @@ have() {
 	# Debian's 6.1 has the 6.6 ctime accessor (a backport), not mtime.
 	assert_output "$(printf '%s\n' OFFS_HAVE_CGROUP_GET_FROM_ID OFFS_HAVE_INODE_GET_CTIME \
 		OFFS_HAVE_KMALLOC_SIZE_ROUNDUP OFFS_HAVE_PDE_DATA_LOWER OFFS_HAVE_SOCK_FROM_FILE_1 \
-		OFFS_HAVE_TASK___STATE)"
+		OFFS_HAVE_TASK___STATE OFFS_HAVE_VMA_ITER_INIT)"
 	run -0 grep -c 'not in this kernel' "$T/61/features.h"
 	assert_output 3
 	run -0 sh "$PROBE" "$(kdir 6.12.117+deb12-amd64)" "$T/612"
@@ -43,7 +43,7 @@ have() {
 	assert_output "$(printf '%s\n' OFFS_HAVE_CGROUP_GET_FROM_ID OFFS_HAVE_FILE_USER_PATH \
 		OFFS_HAVE_INODE_GET_CTIME OFFS_HAVE_INODE_GET_MTIME OFFS_HAVE_KMALLOC_SIZE_ROUNDUP \
 		OFFS_HAVE_PDE_DATA_LOWER OFFS_HAVE_SCHED_DELAYED OFFS_HAVE_SOCK_FROM_FILE_1 \
-		OFFS_HAVE_TASK___STATE)"
+		OFFS_HAVE_TASK___STATE OFFS_HAVE_VMA_ITER_INIT)"
 	# One line per probe (the control excepted), every one decided.
 	assert_equal "$(grep -c 'OFFS_HAVE_' "$T/612/features.h")" "$(( $(ls "$ROOT"/module/probes/*.c | wc -l) - 1 ))"
 }

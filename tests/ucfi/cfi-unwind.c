@@ -77,8 +77,9 @@ static struct offs_cfi_table *table_for(const char *path)
 	return t;
 }
 
-static const struct offs_cfi_table *op_table(void *ctx, u64 pc, u64 *vaddr)
+static const struct offs_cfi_rule *op_rule(void *ctx, u64 pc)
 {
+	u64 vaddr;
 	int i;
 
 	(void)ctx;
@@ -87,7 +88,7 @@ static const struct offs_cfi_table *op_table(void *ctx, u64 pc, u64 *vaddr)
 	for (i = 0; i < nmaps; i++)
 		if (pc >= maps[i].start && pc < maps[i].end && maps[i].t)
 			return offs_cfi_vaddr(maps[i].t, pc - maps[i].start + maps[i].off,
-					      vaddr) ? maps[i].t : NULL;
+					      &vaddr) ? offs_cfi_lookup(maps[i].t, vaddr) : NULL;
 	return NULL;
 }
 
@@ -99,7 +100,7 @@ static int op_read(void *ctx, u64 addr, void *buf, size_t len)
 
 int main(int argc, char **argv)
 {
-	struct offs_unwind_ops ops = { .table = op_table, .read = op_read };
+	struct offs_unwind_ops ops = { .rule = op_rule, .read = op_read };
 	static unsigned long ips[128];
 	char path[64], line[512], perm[8];
 	int tids[MAX_TIDS], ntids = 0, i, pid, st;
