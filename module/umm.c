@@ -149,8 +149,8 @@ static void offs_umaps_build(struct mm_struct *mm)
 	offs_rmemo_forget();
 }
 
-/* What the unwinder (ucfi.c) asks of the address space, with IRQs off. */
 /*
+ * What the unwinder (ucfi.c) asks of the address space, with IRQs off.
  * Stack words are read a chunk at a time: a walk reads a few words per
  * frame from a few hundred bytes above sp, and each
  * copy_from_user_nofault() has a fixed cost (checks, fault handling
