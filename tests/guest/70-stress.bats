@@ -139,8 +139,9 @@ random_param() {
 	for i in $(seq 1 "$cycles"); do
 		offs_load hz=1000 user_stacks=1 key=tid,wobj
 		stress_readers_start "$d/c$i" 1 1
-		# Parameter writers racing with rmmod, the cgroup one included.
-		( set +e; while :; do echo reset > $P/control; echo $((1 + RANDOM % 1000)) > $PARAM/hz
+		# Parameter writers racing with rmmod, the cgroup one included;
+		# they stop with the readers (stress_readers_stop).
+		( set +e; while [ ! -e "$READERS_STOP" ]; do echo reset > $P/control; echo $((1 + RANDOM % 1000)) > $PARAM/hz
 		    echo 0 > $PARAM/enabled; echo 1 > $PARAM/enabled
 		    echo /offs-stress > $PARAM/cgroup; echo > $PARAM/cgroup
 		  done ) >/dev/null 2>&1 3>&- &
