@@ -63,22 +63,6 @@ fail_step() {	# a set-up step failed: count it and keep going where possible
 
 source tests/lib/guest-share.bash
 
-# symcache_fill: $RESULTS/symcache, the symbols of the programs that show
-# up in every guest's recordings (offsample-symbolize --fill-cache).
-symcache_fill() {
-	local files=() c f vdir
-	for c in bash dash perl cat sleep tee dmesg udevadm awk sed grep kmod; do
-		f=$(command -v "$c") && files+=("$(readlink -f "$f")")
-	done
-	for f in /lib64/ld-linux-x86-64.so.2 /lib/x86_64-linux-gnu/libc.so.6 \
-	    /lib/x86_64-linux-gnu/libkmod.so.2 build/offsample-*; do
-		[ -f "$f" ] && files+=("$(readlink -f "$f")")
-	done
-	vdir=$(python3 -c 'import os, virtme; print(os.path.dirname(virtme.__file__))' 2>/dev/null) &&
-		[ -f "$vdir/guest/bin/virtme-ng-init" ] && files+=("$vdir/guest/bin/virtme-ng-init")
-	tools/offsample-symbolize --fill-cache --cache-dir "$RESULTS/symcache" "${files[@]}"
-}
-
 echo "== dependencies"
 groups="build test"
 [ $mode != host ] && groups="$groups vm"
@@ -146,7 +130,7 @@ if [ $mode != host ]; then
 	# The symbols of the programs every guest run samples, read here
 	# once: in a guest, nm of a dozen files costs 35 to 50 s each time a
 	# cold cache meets them.  tests/guest/run.sh copies this seed.
-	symcache_fill > "$RESULTS/symcache.log" 2>&1 ||
+	symcache_fill "$RESULTS" > "$RESULTS/symcache.log" 2>&1 ||
 		echo "note: symbol cache seed incomplete (see $RESULTS/symcache.log)"
 	jobs=${OFFS_GUEST_JOBS:-$(( $(nproc) / 4 ))}
 	[ "$jobs" -ge 1 ] 2>/dev/null || jobs=1

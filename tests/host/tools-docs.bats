@@ -37,7 +37,8 @@ setup() {
 	# wait_cfi, defined further down (every tick window failed).
 	run -0 "$ROOT/tests/lib/sh-defined-before-use" "$ROOT/tests/bench/bench-inner.sh" \
 		"$ROOT/tests/bench/bench.sh" "$ROOT/tests/run.sh" "$ROOT/tests/stress/run.sh" \
-		"$ROOT/tests/stress/guest.sh" "$ROOT/tests/vm/run-guest.sh" "$OFFS"
+		"$ROOT/tests/stress/guest.sh" "$ROOT/tests/vm/run-guest.sh" \
+		"$ROOT/tests/vm/test-matrix.sh" "$OFFS"
 	# The checker finds the case it was written for.
 	printf 'f() {\n\tg\n}\nf\ng() { :; }\n' > "$BATS_TEST_TMPDIR/late.sh"
 	run -1 "$ROOT/tests/lib/sh-defined-before-use" "$BATS_TEST_TMPDIR/late.sh"

@@ -38,3 +38,21 @@ once_skip() {
 	done
 	echo "$skip"
 }
+
+# symcache_fill DIR: DIR/symcache, the symbols of the programs that show
+# up in every guest's recordings (offsample-symbolize --fill-cache), read
+# on the host; tests/guest/run.sh OUTDIR copies OUTDIR/../symcache.  Run
+# from the top of the tree.  (tests/run.sh, tests/vm/test-matrix.sh.)
+symcache_fill() {
+	local files=() c f vdir
+	for c in bash dash perl cat sleep tee dmesg udevadm awk sed grep kmod; do
+		f=$(command -v "$c") && files+=("$(readlink -f "$f")")
+	done
+	for f in /lib64/ld-linux-x86-64.so.2 /lib/x86_64-linux-gnu/libc.so.6 \
+	    /lib/x86_64-linux-gnu/libkmod.so.2 build/offsample-*; do
+		[ -f "$f" ] && files+=("$(readlink -f "$f")")
+	done
+	vdir=$(python3 -c 'import os, virtme; print(os.path.dirname(virtme.__file__))' 2>/dev/null) &&
+		[ -f "$vdir/guest/bin/virtme-ng-init" ] && files+=("$vdir/guest/bin/virtme-ng-init")
+	tools/offsample-symbolize --fill-cache --cache-dir "$1/symcache" "${files[@]}"
+}
