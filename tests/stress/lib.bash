@@ -86,9 +86,9 @@ stress_dmesg_clean() {
 # exiting) sometimes never ended, 1 run in 8 of 70-stress's readers test
 # on 6.1 under emulation (2026-11-27: 60 s after TERM it sat in wait4 with
 # no child left; CI 2026-11-26 and a 6.12 run of 2026-11-25 ran into
-# bats's 600 s limit the same way).  A test of
-# a file in each iteration is a builtin, and the loops end at a point of
-# their own choosing, after a whole read or a whole recorded drain.
+# bats's 600 s limit the same way).  A test of a file in each iteration
+# is a builtin, and the loops end at a point of their own choosing, after
+# a whole read or a whole recorded drain.
 
 # reader_loop FILE COUNTFILE: read FILE in a loop until $READERS_STOP
 # exists; the number of complete reads then goes to COUNTFILE.

@@ -108,14 +108,14 @@ for spec in bullseye:linux-headers-amd64; do
 		continue
 	fi
 	# A guest stopped by its limit still counts what it reported; the
-	# tests it did not reach are failures (tap-summary.awk: the plan).
+	# tests it did not reach are failures (tap-summary.awk: the plan),
+	# and the stop itself fails the run.
 	counts=$(awk -f tests/lib/tap-summary.awk "$g/guest.tap" | tail -n1)
 	read -r p f s <<< "$counts"
 	if [ "$rc" = 125 ]; then
 		cat "$g.log" >&2
 		say "FAILED: guest $rel stopped (exit $rc after ${secs}s)"
 		failed=1
-		[ "$f" -gt 0 ] || f=1
 	fi
 	say "   guest $rel: $p passed, $f failed, $s skipped in ${secs}s"
 	grep '^not ok' "$g/guest.tap" | tee -a "$SUMMARY"
