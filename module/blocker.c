@@ -43,6 +43,7 @@
 #include <linux/sched/signal.h>
 #include <linux/pid.h>
 #include <linux/pid_namespace.h>
+#include <linux/threads.h>
 #include <linux/uaccess.h>
 #include <linux/futex.h>
 #include <linux/string.h>
@@ -145,7 +146,9 @@ static u32 offs_u32_at(const u8 *buf, unsigned int off)
 /*
  * Read the lock around fx->uaddr (the waiter's address space is the
  * current one).  Returns the owner's thread id as the waiter's pid
- * namespace numbers it, 0 if the words do not name one, -EFAULT if they
+ * namespace numbers it, 0 if the words do not name one (an id of
+ * PID_MAX_LIMIT or more is no thread's: such a word, e.g. half of a
+ * pointer in stdio's lock, is never taken for one), -EFAULT if they
  * could not be read.  *kind and *shared say what was read.
  */
 static int offs_blk_read_owner(const struct offs_fxwait *fx, u8 *kind,
@@ -164,9 +167,12 @@ static int offs_blk_read_owner(const struct offs_fxwait *fx, u8 *kind,
 		if (copy_from_user_nofault(&word, (u32 __user *)fx->uaddr,
 					   sizeof(word)))
 			return -EFAULT;
+		word &= FUTEX_TID_MASK;
+		if (word >= PID_MAX_LIMIT)
+			return 0;	/* no thread id: not a lock word */
 		*kind = OFFS_BK_PI;
 		*shared = true;		/* may be another process's thread */
-		return word & FUTEX_TID_MASK;
+		return word;
 	}
 	if (fx->val == 3) {
 		/*
@@ -185,7 +191,7 @@ static int offs_blk_read_owner(const struct offs_fxwait *fx, u8 *kind,
 			     OFFS_RW_WRLOCKED) != OFFS_RW_WRLOCKED ||
 			    offs_u32_at(buf, OFFS_RW_FLAGS) > 2 ||
 			    offs_u32_at(buf, OFFS_RW_SHARED) > 1 ||
-			    !owner || owner > FUTEX_TID_MASK ||
+			    !owner || owner >= PID_MAX_LIMIT ||
 			    offs_u32_at(buf, fx->uaddr - base) != 3)
 				continue;
 			*kind = OFFS_BK_RWLOCK;
@@ -202,7 +208,7 @@ static int offs_blk_read_owner(const struct offs_fxwait *fx, u8 *kind,
 	k = offs_u32_at(buf, OFFS_MUTEX_KIND);
 	if ((k & ~OFFS_MUTEX_KIND_KNOWN) || (k & OFFS_MUTEX_PI) ||
 	    !offs_u32_at(buf, OFFS_MUTEX_NUSERS) ||
-	    !owner || owner > FUTEX_TID_MASK)
+	    !owner || owner >= PID_MAX_LIMIT)
 		return 0;
 	*shared = k & OFFS_MUTEX_PSHARED;
 	if (fx->val & FUTEX_WAITERS) {

@@ -285,13 +285,15 @@ static void offs_tc_free(struct offs_tc_ent *e)
 }
 
 /*
- * Free the entries of threads that were not visited in this tick, then
- * size the table for the entries left: grow when there are more entries
- * than buckets, shrink when there are eight or more buckets per entry
- * (down to OFFS_TC_MIN_BITS).
+ * Free the entries of threads that were not visited in this tick, and
+ * any beyond thread_cache (lowered since they were made), then size the
+ * table for the entries left: grow when there are more entries than
+ * buckets, shrink when there are eight or more buckets per entry (down to
+ * OFFS_TC_MIN_BITS).
  */
 void offs_tc_sweep(bool all)
 {
+	unsigned int max = READ_ONCE(offs_thread_cache);
 	struct offs_tc_ent *e;
 	struct hlist_node *tmp;
 	unsigned int i, want;
@@ -307,6 +309,17 @@ void offs_tc_sweep(bool all)
 			if (all || e->seen != offs_tc_tick)
 				offs_tc_free(e);
 	}
+	/*
+	 * Over the bound: the parameter was lowered.  The threads whose
+	 * entries go are captured in full when next visited, and find no
+	 * room for a new entry (cache_full) while the rest keep theirs.
+	 */
+	for (i = 0; offs_tc_n > max && i < (1U << offs_tc_bits); i++)
+		hlist_for_each_entry_safe(e, tmp, &offs_tc_buckets[i], node) {
+			if (offs_tc_n <= max)
+				break;
+			offs_tc_free(e);
+		}
 	WRITE_ONCE(offs_stats.cache_entries, offs_tc_n);
 	if (all)
 		return;

@@ -110,14 +110,20 @@ void offs_config_changed(void)
  * while the module is being unloaded; they only touch static data.  A bad
  * value is rejected with -EINVAL and changes nothing.
  *
- * Writes after load need CAP_SYS_ADMIN (as reading the results does), on
- * top of the file mode (0644 root) that sysfs checks at open: root in a
- * container without it cannot pause or reconfigure a host-wide sampler.
- * At load time the values come from the loader (CAP_SYS_MODULE).
+ * Writes need CAP_SYS_ADMIN (as reading the results does), on top of the
+ * file mode (0644 root) that sysfs checks at open: root in a container
+ * without it cannot pause or reconfigure a host-wide sampler.  While the
+ * module is not live the values come from the loader, who has
+ * CAP_SYS_MODULE; the sysfs files exist then too (from before offs_init()
+ * runs until after offs_exit() returns), and a writer that is not the
+ * loader must not get in through that window: it needs CAP_SYS_MODULE.
+ * capable() asks about the writer: setters run in its context.
  */
 static int offs_may_set(void)
 {
-	if (READ_ONCE(offs_live) && !capable(CAP_SYS_ADMIN))
+	if (capable(CAP_SYS_ADMIN))
+		return 0;
+	if (READ_ONCE(offs_live) || !capable(CAP_SYS_MODULE))
 		return -EPERM;
 	return 0;
 }
@@ -548,6 +554,15 @@ err_cgroup:
 
 static void __exit offs_exit(void)
 {
+	/*
+	 * Parameter writes from now on change only the values: a setter
+	 * runs under kernel_param_lock, so once it is released here none is
+	 * still acting on offs_live being true (shrinking a cache, waiting
+	 * for a tick) while what it acts on is torn down below.
+	 */
+	kernel_param_lock(THIS_MODULE);
+	WRITE_ONCE(offs_live, false);
+	kernel_param_unlock(THIS_MODULE);
 	/* Readers first: proc_remove() waits for them and closes their files. */
 	offs_procfs_exit();
 	offs_sampler_stop();

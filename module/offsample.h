@@ -64,10 +64,15 @@ struct offs_frames_info {
 	u8 idle_loop:1;		/* a kernel thread's idle wait loop */
 };
 
-/* Where a user address sits in a wait-object description: [at, at + len). */
+/*
+ * Where a user address sits in a wait-object description: [at, at + len),
+ * or with pid set, a process or group id as the initial pid namespace
+ * numbers it (each reader sees it as its own namespace does).
+ */
 struct offs_wobj_addr {
 	u16 at;
 	u16 len;		/* 0: no address */
+	bool pid;
 };
 
 /*
@@ -202,6 +207,7 @@ struct offs_gen {
 	struct kref ref;
 	bool retired;			/* swapped out (offs_table_swap()) */
 	unsigned int rrefs;		/* held by group= readers (table lock) */
+	bool rheld;			/* counted in offs_retired_h (table.c) */
 	u64 seq;
 	u64 start_real_ns;		/* wall clock at creation */
 	u64 end_real_ns;		/* wall clock when swapped out, or 0 */

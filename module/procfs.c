@@ -69,14 +69,23 @@ enum offs_access {
  * without group=), so the VFS has already required uid 0 or the group;
  * uid 0 alone is not enough here.  A group member is asked without audit:
  * lacking CAP_SYS_ADMIN denies it nothing.
+ *
+ * The group view is given only through a /proc of the initial pid
+ * namespace.  Anyone with CAP_SETGID can join the group, among them root
+ * in a container run with a typical capability set (Docker's includes
+ * it); such a container has a pid namespace of its own, and its /proc
+ * shows our files too.  It gets nothing, as it would without group=.
  */
 static enum offs_access offs_access_of(struct file *file)
 {
 	kgid_t gid = READ_ONCE(offs_read_gid);
 
-	if (gid_valid(gid) && in_group_p(gid))
-		return ns_capable_noaudit(&init_user_ns, CAP_SYS_ADMIN) ?
-		       OFFS_ACC_ADMIN : OFFS_ACC_GROUP;
+	if (gid_valid(gid) && in_group_p(gid)) {
+		if (ns_capable_noaudit(&init_user_ns, CAP_SYS_ADMIN))
+			return OFFS_ACC_ADMIN;
+		return proc_pid_ns(file_inode(file)->i_sb) == &init_pid_ns ?
+		       OFFS_ACC_GROUP : OFFS_ACC_NONE;
+	}
 	if (file_ns_capable(file, &init_user_ns, CAP_SYS_ADMIN))
 		return OFFS_ACC_ADMIN;
 	return OFFS_ACC_NONE;
@@ -358,18 +367,36 @@ static void offs_seq_pid(struct seq_file *m, pid_t nr, struct pid_namespace *ns)
 		seq_puts(m, "-\t");
 }
 
-/* A wait object; a group= reader sees "futex(hidden)", not the address. */
+/*
+ * A wait object; a group= reader sees "futex(hidden)", not the address;
+ * a process id (wait4) is shown as the reader's pid namespace sees it.
+ */
 static void offs_seq_wobj(struct seq_file *m, const struct offs_wobj *w,
-			  bool restricted)
+			  const struct offs_stacks_priv *p)
 {
-	if (!restricted || !w->addr.len) {
+	const struct offs_wobj_addr *a = &w->addr;
+	char num[12];
+	int nr = 0;
+
+	if (!a->len || (!a->pid && !p->restricted) ||
+	    (a->pid && p->pidns == &init_pid_ns)) {
 		offs_seq_escaped(m, w->str, w->len);
 		return;
 	}
-	offs_seq_escaped(m, w->str, w->addr.at);
-	seq_puts(m, "hidden");
-	offs_seq_escaped(m, w->str + w->addr.at + w->addr.len,
-			 w->len - w->addr.at - w->addr.len);
+	offs_seq_escaped(m, w->str, a->at);
+	if (a->pid && a->len < sizeof(num)) {
+		memcpy(num, w->str + a->at, a->len);
+		num[a->len] = '\0';
+		if (!kstrtoint(num, 10, &nr))
+			nr = offs_pid_in(nr, p->pidns);
+	}
+	if (!a->pid)
+		seq_puts(m, "hidden");
+	else if (nr > 0)
+		seq_printf(m, "%d", nr);
+	else
+		seq_putc(m, '-');
+	offs_seq_escaped(m, w->str + a->at + a->len, w->len - a->at - a->len);
 }
 
 static void offs_stacks_header(struct seq_file *m, struct offs_stacks_priv *p)
@@ -454,7 +481,14 @@ static void offs_stacks_show_edge(struct seq_file *m,
 	offs_seq_kv_pid(m, "wpid", offs_pid_in(k->wtgid, p->pidns));
 	offs_seq_kv_name(m, "wname", k->wname);
 	seq_printf(m, "\twrec=%u", e->wrec_id);
-	if (k->hstate == OFFS_BH_GONE) {
+	if (k->hstate == OFFS_BH_GONE && p->restricted) {
+		/*
+		 * Memory of the waiter's, not a thread: a group= reader
+		 * sees no raw word of another process (what looked like a
+		 * lock's owner may be the low half of a pointer).
+		 */
+		seq_puts(m, "\tholder=-\thpid=-");
+	} else if (k->hstate == OFFS_BH_GONE) {
 		/* No thread to translate: the id the lock word holds. */
 		seq_printf(m, "\tholder=%d\thpid=-", k->htid);
 	} else {
@@ -519,7 +553,7 @@ static int offs_stacks_show(struct seq_file *m, void *v)
 	offs_seq_ustack(m, rec->ustack, p->restricted);
 	seq_putc(m, '\t');
 	if (rec->wobj)
-		offs_seq_wobj(m, rec->wobj, p->restricted);
+		offs_seq_wobj(m, rec->wobj, p);
 	else if (offs_syscall_name(rec->syscall))
 		seq_puts(m, offs_syscall_name(rec->syscall));
 	else
@@ -838,16 +872,13 @@ static int offs_stats_show(struct seq_file *m, void *v)
 {
 	struct offs_stats *st = &offs_stats;
 	struct offs_gen_summary sum;
-	struct offs_gen *gen;
 	u64 ticks, visited, walked, avg, cpu_ppm, hits, misses, timed;
 	unsigned int max_stacks, cfi_ents, cfi_jobs;
 	size_t cfi_bytes;
 	char name[32];
 	int r;
 
-	gen = offs_table_get_current();
-	offs_gen_summary(gen, &sum);
-	offs_gen_put(gen);
+	offs_cur_summary(&sum);
 
 	ticks = READ_ONCE(st->ticks);
 	visited = READ_ONCE(st->threads_visited);

@@ -49,12 +49,17 @@ static struct offs_gen *offs_cur;
 static u64 offs_gen_seq;
 /*
  * Old generations: swapped out, not yet released (kept alive by open
- * files), and among them those that group= readers hold (offs_retired_r).
- * Each class is bounded by max_retired on its own, so that group readers
- * can never make the administrator's drains fail.
+ * files).  Two classes among them, each bounded by max_retired on its
+ * own, so that group readers can never make the administrator's drains
+ * fail: those group= readers hold (offs_retired_r), and those anyone else
+ * (a drain, a root reader of stacks) held when they were swapped out
+ * (offs_retired_h).  A generation held by both counts in both, until
+ * only group readers hold it (offs_gen_put()): at most 2 * max_retired
+ * old generations in all.
  */
 static unsigned int offs_retired;
 static unsigned int offs_retired_r;
+static unsigned int offs_retired_h;
 static struct kmem_cache *offs_rec_cache;
 
 #define OFFS_BUCKETS_MIN	64U
@@ -224,6 +229,8 @@ static void offs_gen_release(struct kref *ref)
 	WARN_ON_ONCE(gen->rrefs);
 	if (gen->retired)
 		offs_retired--;
+	if (gen->rheld)
+		offs_retired_h--;
 	/* Edges point at records: free them first (they hold no references). */
 	list_for_each_entry_safe(e, tmp, &gen->edges, list) {
 		kfree(e);
@@ -249,10 +256,28 @@ static void offs_gen_release(struct kref *ref)
 	kfree(gen);
 }
 
+/*
+ * Every reference but a generation's last is dropped under
+ * offs_table_lock, as every reference is taken: the count there is then
+ * exact, and a retired generation stops counting against root's bound
+ * (offs_retired_h) as soon as only group= readers hold it.  The last
+ * reference is dropped without the lock (offs_gen_release() takes it).
+ */
 void offs_gen_put(struct offs_gen *gen)
 {
-	if (gen)
-		kref_put(&gen->ref, offs_gen_release);
+	if (!gen)
+		return;
+	mutex_lock(&offs_table_lock);
+	if (refcount_dec_not_one(&gen->ref.refcount)) {
+		if (gen->rheld && kref_read(&gen->ref) <= gen->rrefs) {
+			gen->rheld = false;
+			offs_retired_h--;
+		}
+		mutex_unlock(&offs_table_lock);
+		return;
+	}
+	mutex_unlock(&offs_table_lock);
+	kref_put(&gen->ref, offs_gen_release);
 }
 
 struct offs_gen *offs_table_get_current(void)
@@ -309,6 +334,7 @@ struct offs_gen *offs_table_swap(bool keep)
 {
 	struct offs_gen *new, *old;
 	unsigned int max;
+	bool held;
 
 	new = offs_gen_alloc(GFP_KERNEL_ACCOUNT);
 	if (!new)
@@ -321,22 +347,25 @@ struct offs_gen *offs_table_swap(bool keep)
 	mutex_lock(&offs_table_lock);
 	old = offs_cur;
 	/*
-	 * Bound the generations readers keep alive: the old one becomes
-	 * retired if it is handed to a drain, or if readers of "stacks"
-	 * still hold it.  One held by group= readers counts against their
-	 * own bound (offs_table_get_current_group()), never against this
-	 * one.  (No reference is taken without offs_table_lock.)
+	 * Bound the generations readers keep alive: the old one stays alive
+	 * if it is handed to a drain, or if readers still hold it.  Besides
+	 * offs_cur's own reference, rrefs of them are group= readers'
+	 * (bounded in offs_table_get_current_group()); any other holder, or
+	 * the drain, counts it against this bound, also when group readers
+	 * hold it too (they may close first), until only group readers are
+	 * left (offs_gen_put()).  No reference is taken or dropped (but a
+	 * last) without offs_table_lock.
 	 */
 	max = READ_ONCE(offs_max_retired);
-	if (offs_retired - offs_retired_r >= max && !old->rrefs &&
-	    (keep || kref_read(&old->ref) > 1)) {
+	held = keep || kref_read(&old->ref) > 1 + old->rrefs;
+	if (held && offs_retired_h >= max) {
 		mutex_unlock(&offs_table_lock);
 		mutex_unlock(&offs_tick_lock);
 		offs_gen_put(new);
 		atomic64_inc(&offs_stats.swaps_refused);
 		pr_warn_ratelimited("offsample: %s refused: %u old generations are still held open by readers (max_retired=%u)\n",
 				    keep ? "drain" : "reset",
-				    offs_retired - offs_retired_r, max);
+				    offs_retired_h, max);
 		return ERR_PTR(-EBUSY);
 	}
 	old->end_real_ns = ktime_get_real_ns();
@@ -345,6 +374,10 @@ struct offs_gen *offs_table_swap(bool keep)
 	offs_retired++;
 	if (old->rrefs)
 		offs_retired_r++;
+	if (held) {
+		old->rheld = true;
+		offs_retired_h++;
+	}
 	new->seq = ++offs_gen_seq;
 	offs_cur = new;
 	mutex_unlock(&offs_table_lock);
@@ -836,10 +869,10 @@ void offs_gen_each_rec(struct offs_gen *gen,
 	mutex_unlock(&offs_table_lock);
 }
 
-/* Consistent copy of a generation's header figures. */
-void offs_gen_summary(struct offs_gen *gen, struct offs_gen_summary *sum)
+/* Consistent copy of a generation's header figures (offs_table_lock held). */
+static void offs_gen_summary_locked(struct offs_gen *gen,
+				    struct offs_gen_summary *sum)
 {
-	mutex_lock(&offs_table_lock);
 	sum->seq = gen->seq;
 	sum->start_real_ns = gen->start_real_ns;
 	sum->end_real_ns = gen->end_real_ns ?: ktime_get_real_ns();
@@ -853,6 +886,24 @@ void offs_gen_summary(struct offs_gen *gen, struct offs_gen_summary *sum)
 	sum->nedges = gen->nedges;
 	memcpy(sum->dropped_reason, gen->dropped_reason,
 	       sizeof(sum->dropped_reason));
+}
+
+void offs_gen_summary(struct offs_gen *gen, struct offs_gen_summary *sum)
+{
+	mutex_lock(&offs_table_lock);
+	offs_gen_summary_locked(gen, sum);
+	mutex_unlock(&offs_table_lock);
+}
+
+/*
+ * The same for the current generation, without a reference to it: a
+ * reference held for a moment (by a reader of stats) would count as a
+ * reader's in offs_table_swap() and could make a drain fail.
+ */
+void offs_cur_summary(struct offs_gen_summary *sum)
+{
+	mutex_lock(&offs_table_lock);
+	offs_gen_summary_locked(offs_cur, sum);
 	mutex_unlock(&offs_table_lock);
 }
 

@@ -90,6 +90,7 @@ struct offs_gen_summary {
 };
 
 void offs_gen_summary(struct offs_gen *gen, struct offs_gen_summary *sum);
+void offs_cur_summary(struct offs_gen_summary *sum);
 
 /*
  * Can hit's record take one more sample of a thread with these names and

@@ -200,6 +200,24 @@ static void offs_ucfi_build_fn(struct work_struct *work)
 
 	mutex_lock(&offs_ucache_lock);
 	offs_ucache_stats.build_ns += ktime_get_ns() - t0;
+	if (!offs_ucache_cap()) {
+		/*
+		 * cfi_cache_mb was set to 0 while this was built: keep
+		 * nothing (offs_ucache_shrink()); an entry a session still
+		 * holds goes when it lets go (offs_ucache_put()).
+		 */
+		offs_cfi_free(t);
+		if (e->refs) {
+			list_add(&e->lru, &offs_ucache_lru);
+			e->state = OFFS_UCFI_FAILED;
+		} else {
+			offs_ucfi_free(e);
+		}
+		offs_ucache_jobs--;
+		mutex_unlock(&offs_ucache_lock);
+		kfree(job);
+		return;
+	}
 	if (!err && !offs_ucache_make_room(t->bytes)) {
 		offs_ucache_stats.too_big++;
 		err = -E2BIG;
@@ -301,10 +319,24 @@ out:
 	return e;
 }
 
+/*
+ * The last user of an entry lets go: if cfi_cache_mb was lowered while it
+ * was in use (offs_ucache_shrink() keeps entries in use), the cache gets
+ * back under the bound now rather than at some later build; at 0 the
+ * entry goes whatever it holds.  Sleeps (mutex, frees).
+ */
 void offs_ucache_put(struct offs_ucfi_ent *e)
 {
+	size_t cap;
+
 	mutex_lock(&offs_ucache_lock);
-	e->refs--;
+	cap = offs_ucache_cap();
+	if (!--e->refs && e->state != OFFS_UCFI_PENDING) {
+		if (!cap)
+			offs_ucfi_free(e);
+		else if (offs_ucache_bytes > cap)
+			offs_ucache_make_room(0);
+	}
 	mutex_unlock(&offs_ucache_lock);
 }
 
@@ -341,8 +373,8 @@ void offs_ucache_totals(unsigned int *ents, size_t *bytes, unsigned int *jobs)
  * cfi_cache_mb was lowered: evict down to it (tables in use stay).  At 0
  * the cache is off: every entry nobody uses goes, failed ones included
  * (they only spare a file a second try), so that the module holds nothing
- * for it.  Entries still being built are freed when their build ends
- * (their table does not fit a cap of 0).
+ * for it.  Entries in use go when their last user lets go
+ * (offs_ucache_put()), entries still being built when their build ends.
  */
 void offs_ucache_shrink(void)
 {

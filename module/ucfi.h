@@ -93,8 +93,9 @@ const struct offs_cfi_rule *offs_cfi_lookup(const struct offs_cfi_table *t,
  * Unwinding with the tables.  The caller says how to find the rule for an
  * address (rule(): its table's offs_cfi_lookup(), NULL where no table or
  * FDE covers it: that frame is then followed by frame pointers) and how
- * to read user memory without faulting (read(), 0 or an error).  Both are called with whatever locks the
- * caller holds (pin.c: a task's pi_lock, IRQs off), so neither may sleep.
+ * to read user memory without faulting (read(), 0 or an error).  Both
+ * are called with whatever locks the caller holds (pin.c: a task's
+ * pi_lock, IRQs off), so neither may sleep.
  */
 struct offs_unwind_ops {
 	/* The rule for pc (a virtual address), NULL where no CFI covers it. */

@@ -15,6 +15,9 @@
  */
 #include <linux/sched.h>
 #include <linux/sched/task.h>
+#include <linux/pid.h>
+#include <linux/pid_namespace.h>
+#include <uapi/linux/wait.h>
 #include <linux/fdtable.h>
 #include <linux/file.h>
 #include <linux/fs.h>
@@ -187,6 +190,72 @@ static bool offs_describe_fd(struct task_struct *t, unsigned int fd,
 }
 
 /*
+ * wait4(pid) and waitid(idtype, id): which children.  A process or group
+ * id is numbered in the waiter's pid namespace: it is kept as the initial
+ * namespace numbers it (addr->pid), for each reader to see it as its own
+ * namespace does (procfs.c); "-" if no such process (any more).
+ */
+static void offs_wait_describe(struct task_struct *t,
+			       const struct offs_sample *s, const char *name,
+			       char *buf, size_t len,
+			       struct offs_wobj_addr *addr)
+{
+	struct pid_namespace *ns;
+	const char *what;
+	struct pid *pid;
+	int id, n;
+	pid_t nr = 0;
+
+	if (s->syscall == __NR_wait4) {
+		id = (int)s->args[0];
+		what = id > 0 ? "pid" : "pgid";
+		if (id < -1)
+			id = -id;
+		else if (id == -1)
+			what = "any";
+	} else {
+		id = (int)s->args[1];
+		switch (s->args[0]) {
+		case P_PID:
+			what = "pid";
+			break;
+		case P_PGID:
+			what = "pgid";
+			break;
+		case P_PIDFD:
+			snprintf(buf, len, "%s(pidfd %d)", name, id);
+			return;
+		default:
+			what = "any";
+		}
+	}
+	if (!strcmp(what, "any")) {
+		snprintf(buf, len, "%s(any)", name);
+		return;
+	}
+	if (!id) {	/* its own process group */
+		snprintf(buf, len, "%s(pgid own)", name);
+		return;
+	}
+	/* find_pid_ns() needs RCU; ns is NULL once t has been reaped. */
+	rcu_read_lock();
+	ns = task_active_pid_ns(t);
+	pid = ns && id > 0 ? find_pid_ns(id, ns) : NULL;
+	if (pid)
+		nr = pid_nr(pid);
+	rcu_read_unlock();
+	n = snprintf(buf, len, "%s(%s ", name, what);
+	if (nr > 0 && (size_t)n < len) {
+		addr->at = n;
+		addr->len = snprintf(buf + n, len - n, "%d", nr);
+		addr->pid = true;
+	} else {
+		strlcat(buf, "-", len);
+	}
+	strlcat(buf, ")", len);
+}
+
+/*
  * Describe what s (a user thread in a system call) waits on into buf.
  * Returns false if there is nothing to say (not in a system call).
  */
@@ -199,6 +268,7 @@ bool offs_wobj_describe(struct task_struct *t, const struct offs_sample *s,
 
 	addr->at = 0;
 	addr->len = 0;
+	addr->pid = false;
 	if (!name)
 		return false;
 	arg = offs_fd_arg(s->syscall);
@@ -214,8 +284,7 @@ bool offs_wobj_describe(struct task_struct *t, const struct offs_sample *s,
 		addr->len = snprintf(buf + n, len - n, "0x%lx", s->args[0]);
 		strlcat(buf, ")", len);
 	} else if (s->syscall == __NR_wait4 || s->syscall == __NR_waitid) {
-		snprintf(buf, len, "%s(pid %ld)", name,
-			 (long)(s->syscall == __NR_wait4 ? s->args[0] : s->args[1]));
+		offs_wait_describe(t, s, name, buf, len, addr);
 	} else {
 		snprintf(buf, len, "%s", name);
 	}
@@ -243,6 +312,7 @@ struct offs_wobj *offs_wobj_intern(const char *str,
 	hlist_for_each_entry(w, head, node) {
 		if (w->hash == hash && w->len == len &&
 		    w->addr.at == addr->at && w->addr.len == addr->len &&
+		    w->addr.pid == addr->pid &&
 		    !memcmp(w->str, str, len)) {
 			w->refs++;
 			return w;

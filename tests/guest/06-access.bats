@@ -116,6 +116,53 @@ assert_refused() {
 	assert_failure
 }
 
+@test "group= member through a /proc of its own pid namespace (a container's): nothing" {
+	# Joining the group takes only CAP_SETGID, which container root
+	# usually has; the group view is for readers of the host's /proc.
+	offs_load hz=19 group=4242
+	sleep 0.5
+	run -0 setpriv --reuid=65534 --regid=65534 --groups=4242 cat $P/stats
+	local d0 f
+	d0=$(stat_get open_denied)
+	for f in stacks threads stats; do
+		run unshare --pid --fork --mount-proc setpriv --reuid=65534 \
+			--regid=65534 --groups=4242 cat /proc/offsample/$f
+		assert_failure
+		assert_output --partial "Permission denied"
+		refute_output --partial "# offsample"
+	done
+	[ "$(stat_get open_denied)" -ge $((d0 + 3)) ]
+	# Root (CAP_SYS_ADMIN) reads through it, its pids translated (test below).
+	run -0 unshare --pid --fork --mount-proc cat /proc/offsample/stats
+}
+
+@test "parameters while the module loads and unloads: a writer without CAP_SYS_ADMIN never gets in" {
+	# The parameter files exist before the module's init runs and after
+	# its exit: a write in those windows used to be taken unchecked.
+	local stop=$BATS_TEST_TMPDIR/stop i bad=0
+	offs_unload
+	nocaps perl -e '
+		my ($stop, @f) = @ARGV;
+		until (-e $stop) {
+			for my $f (@f) {
+				open(my $h, ">", $f) or next;
+				syswrite($h, $f =~ /hz$/ ? "7" : "0");
+				close($h);
+			}
+		}' "$stop" $PARAM/enabled $PARAM/hz &
+	AN_PID=$!
+	# 0.5.5 let the writer in at 24 of 25 loads (6.1 guest).
+	for i in $(seq 1 10); do
+		insmod "$OFFS_KO" hz=19
+		[ "$(cat $PARAM/enabled) $(cat $PARAM/hz)" = "Y 19" ] || { echo "load $i: $(cat $PARAM/enabled) $(cat $PARAM/hz)"; bad=$((bad + 1)); }
+		rmmod offsample
+	done
+	touch "$stop"
+	wait "$AN_PID" || true
+	AN_PID=
+	assert_equal "$bad" 0
+}
+
 @test "pid namespace: threads lists only its threads, stacks show its pids or -" {
 	local f=$BATS_TEST_TMPDIR/ns
 	offs_load hz=19 key=pid,tid
@@ -149,6 +196,42 @@ assert_refused() {
 	run -0 awk -F'\t' '!/^#/ && $4 == 1 { print $6 }' "$f.stacks"
 	refute_output --partial virtme
 	kill "$host_sleep"
+}
+
+@test "pid namespace: the child wait4() waits for, as each reader's namespace numbers it" {
+	local f=$BATS_TEST_TMPDIR/w host_pid ns_pid ns_w bg
+	offs_load hz=19 key=pid,wobj
+	# Inside: perl forks a sleeper and waits for it (wait4, system call
+	# 61); the host reads while it does, then lets it end.
+	F=$f unshare --pid --fork --mount-proc bash -c '
+		perl -e "\$| = 1; my \$p = fork // die; exec qw(sleep 1003) unless \$p; print \"\$p\n\"; waitpid(\$p, 0)" > "$F.child" &
+		w=$!
+		SECONDS=0
+		until [ "$(cut -d" " -f1 /proc/$w/syscall 2>/dev/null)" = 61 ] || [ $SECONDS -gt 60 ]; do
+			sleep 0.1
+		done
+		sleep 0.5
+		echo "sleeper $(cat "$F.child") waiter $w"
+		cat /proc/offsample/stacks
+		touch "$F.ready"
+		until [ -e "$F.done" ] || [ $SECONDS -gt 120 ]; do sleep 0.1; done
+		kill "$(cat "$F.child")"; wait' > "$f.ns" &
+	bg=$!
+	SECONDS=0
+	until [ -e "$f.ready" ] || [ $SECONDS -gt 90 ]; do sleep 0.1; done
+	host_pid=$(pgrep -f '^sleep 1003$')
+	cat $P/stacks > "$f.host"
+	touch "$f.done"
+	wait "$bg"
+	ns_pid=$(awk '/^sleeper/ { print $2 }' "$f.ns")
+	ns_w=$(awk '/^sleeper/ { print $4 }' "$f.ns")
+	echo "sleeper: $ns_pid inside, $host_pid outside; waiter $ns_w inside"
+	[ -n "$host_pid" ]
+	[ "$ns_pid" != "$host_pid" ]
+	run -0 awk -F'\t' -v w="$ns_w" '!/^#/ && $4 == w && $10 ~ /^wait4/ && !seen[$10]++ { print $10 }' "$f.ns"
+	assert_output "wait4(pid $ns_pid)"
+	run -0 awk -F'\t' '!/^#/ && $6 == "perl" && $10 ~ /^wait4/ && !seen[$10]++ { print $10 }' "$f.host"
+	assert_output "wait4(pid $host_pid)"
 }
 
 @test "cgroup namespace: paths are relative to the reader's cgroup namespace" {

@@ -103,6 +103,34 @@ wait_readers() {
 	run -0 setpriv --reuid=65534 --regid=65534 --groups=4242 head -n1 $P/stacks
 }
 
+@test "a generation both a group= reader and root's drain hold counts against root's bound" {
+	offs_load hz=19 max_retired=1 group=4242
+	sleep 0.3
+	setpriv --reuid=65534 --regid=65534 --groups=4242 \
+		bash -c "exec sleep 1002 < $P/stacks" 3>&- &
+	wait_readers 1
+	# Root's drain takes the generation the member holds, and keeps it.
+	exec 7<$P/drain
+	pkill -f 'sleep 1002'
+	sleep 0.5
+	assert_equal "$(stat_get generations_retired_group)" 0
+	assert_equal "$(stat_get generations_retired)" 1
+	# The member closed first: root's drain still holds max_retired (1),
+	# so the next drain is refused, whoever else holds the generation.
+	setpriv --reuid=65534 --regid=65534 --groups=4242 \
+		bash -c "exec sleep 1002 < $P/stacks" 3>&- &
+	wait_readers 1
+	run cat $P/drain
+	assert_failure
+	assert_output --partial "Device or resource busy"
+	assert_equal "$(stat_get generations_retired)" 1
+	pkill -f 'sleep 1002'
+	exec 7<&-
+	sleep 0.5
+	assert_equal "$(stat_get generations_retired)" 0
+	run -0 cat $P/drain
+}
+
 @test "max_stacks and thread_cache are capped by a share of RAM, with a clear error" {
 	local lim tlim
 	offs_load

@@ -139,6 +139,22 @@ thread_records() {
 	assert_equal "$(sum_counts "$f" '$6 == "osw-pipe" && $2 == "ipc"')" $((ticks * 3))
 }
 
+@test "thread_cache lowered: the entries beyond it go at the next tick" {
+	local e1 e2
+	offs_load hz=19
+	workload_start -n 100 sleep
+	sleep 1.5
+	e1=$(stat_get cache_entries)
+	echo 40 > $PARAM/thread_cache
+	sleep 1
+	e2=$(stat_get cache_entries)
+	echo "entries $e1 -> $e2 (thread_cache 40)"
+	[ "$e1" -ge 100 ]
+	[ "$e2" -le 40 ]
+	[ "$e2" -ge 1 ]
+	[ "$(stat_get cache_full)" -gt 0 ]
+}
+
 @test "exited threads leave the cache" {
 	offs_load hz=19
 	workload_start -n 50 sleep

@@ -113,6 +113,27 @@ nofp_start() {
 	assert_output --partial "cfi_cache_mb=1000000 refused"
 }
 
+@test "cfi: cfi_cache_mb=0 written while tables are in use frees them all" {
+	local i b bad=0
+	# thread_cache=0 and a high rate: the sampler is in some process's
+	# window (holding its tables) most of the time, so writes land there.
+	offs_load hz=99 thread_cache=0
+	perl -e 'sleep 600' > /dev/null 2>&1 3>&- &
+	echo $! > "$BATS_TEST_TMPDIR/pids"
+	nofp_start "$BATS_TEST_TMPDIR/wl.out" 20
+	for i in $(seq 8); do
+		echo 64 > $PARAM/cfi_cache_mb
+		for b in $(seq 100); do [ "$(stat_get cfi_tables)" -ge 3 ] && [ "$(stat_get cfi_builds_pending)" = 0 ] && break; sleep 0.1; done
+		echo 0 > $PARAM/cfi_cache_mb
+		sleep 0.3
+		b=$(stat_get cfi_bytes)
+		echo "round $i: cfi_bytes $b, tables $(stat_get cfi_tables)"
+		[ "$b" = 0 ] || bad=$((bad + 1))
+	done
+	assert_equal "$bad" 0
+	assert_equal "$(stat_get cfi_tables)" 0
+}
+
 # threads_of FILE K...: fails naming the first cfh-K thread with no sample
 # in FILE (a drain).
 threads_of() {

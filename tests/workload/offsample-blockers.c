@@ -14,6 +14,10 @@
  *   blk-junk2, blk-junk3 wait with raw futex() calls inside memory filled
  *               with garbage, shaped like a locked mutex (value 2) and a
  *               write-locked rwlock (value 3): no holder may be reported
+ *   blk-bigid   waits on a word shaped like a locked mutex whose owner
+ *               field holds 0x12345678: no thread id (above PID_MAX_LIMIT),
+ *               as when it is half of a pointer (stdio's lock keeps one
+ *               there): no holder may be reported, not even a gone one
  *   blk-unmapped waits on a lock-shaped word in a page that is unmapped
  *               while it waits (the futex wait goes on): the module's read
  *               fails, is counted, and nothing else happens
@@ -173,6 +177,16 @@ static void *junk_wait(void *arg)
 		w = (uint32_t *)(junk + 64);
 		*w = 2;
 		syscall(SYS_futex, w, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
+	} else if (v == 4) {
+		/* glibc's mutex: lock, count, owner, nusers, kind. */
+		say("blk-bigid");
+		w = (uint32_t *)(junk + 512);
+		w[0] = 2;
+		w[1] = 0;
+		w[2] = 0x12345678;
+		w[3] = 1;
+		w[4] = 0;
+		syscall(SYS_futex, w, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
 	} else {
 		say("blk-junk3");
 		w = (uint32_t *)(junk + 256 + 8);
@@ -247,6 +261,7 @@ int main(void)
 	start(wait_for, &mgone, 0);
 	start(junk_wait, (void *)2L, 0);
 	start(junk_wait, (void *)3L, 0);
+	start(junk_wait, (void *)4L, 0);
 	page = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (page == MAP_FAILED)
