@@ -285,6 +285,17 @@ static void offs_tc_free(struct offs_tc_ent *e)
 }
 
 /*
+ * Millions of entries may go in one sweep (a mass exit, thread_cache
+ * lowered from millions): let the scheduler in every 1024 frees.  Only
+ * the sampler kthread touches the cache, so the walk may pause anywhere.
+ */
+static void offs_tc_relax(unsigned int *n)
+{
+	if (++*n % 1024 == 0)
+		cond_resched();
+}
+
+/*
  * Free the entries of threads that were not visited in this tick, and
  * any beyond thread_cache (lowered since they were made), then size the
  * table for the entries left: grow when there are more entries than
@@ -296,7 +307,7 @@ void offs_tc_sweep(bool all)
 	unsigned int max = READ_ONCE(offs_thread_cache);
 	struct offs_tc_ent *e;
 	struct hlist_node *tmp;
-	unsigned int i, want;
+	unsigned int i, want, n = 0;
 
 	/*
 	 * Every entry seen (the common case): nothing to look for.  Else stop
@@ -306,8 +317,10 @@ void offs_tc_sweep(bool all)
 		if (!all && offs_tc_seen >= offs_tc_n)
 			break;
 		hlist_for_each_entry_safe(e, tmp, &offs_tc_buckets[i], node)
-			if (all || e->seen != offs_tc_tick)
+			if (all || e->seen != offs_tc_tick) {
 				offs_tc_free(e);
+				offs_tc_relax(&n);
+			}
 	}
 	/*
 	 * Over the bound: the parameter was lowered.  The threads whose
@@ -319,6 +332,7 @@ void offs_tc_sweep(bool all)
 			if (offs_tc_n <= max)
 				break;
 			offs_tc_free(e);
+			offs_tc_relax(&n);
 		}
 	WRITE_ONCE(offs_stats.cache_entries, offs_tc_n);
 	if (all)

@@ -74,7 +74,9 @@ enum offs_access {
  * namespace.  Anyone with CAP_SETGID can join the group, among them root
  * in a container run with a typical capability set (Docker's includes
  * it); such a container has a pid namespace of its own, and its /proc
- * shows our files too.  It gets nothing, as it would without group=.
+ * shows our files too.  It gets nothing, as it would without group=;
+ * neither does a reader in another pid namespace that opens through the
+ * host's /proc (bind-mounted into a container).
  */
 static enum offs_access offs_access_of(struct file *file)
 {
@@ -83,7 +85,9 @@ static enum offs_access offs_access_of(struct file *file)
 	if (gid_valid(gid) && in_group_p(gid)) {
 		if (ns_capable_noaudit(&init_user_ns, CAP_SYS_ADMIN))
 			return OFFS_ACC_ADMIN;
-		return proc_pid_ns(file_inode(file)->i_sb) == &init_pid_ns ?
+		/* Nor a container that bind-mounts the host's /proc. */
+		return proc_pid_ns(file_inode(file)->i_sb) == &init_pid_ns &&
+		       task_active_pid_ns(current) == &init_pid_ns ?
 		       OFFS_ACC_GROUP : OFFS_ACC_NONE;
 	}
 	if (file_ns_capable(file, &init_user_ns, CAP_SYS_ADMIN))

@@ -263,21 +263,29 @@ static void offs_gen_release(struct kref *ref)
  * (offs_retired_h) as soon as only group= readers hold it.  The last
  * reference is dropped without the lock (offs_gen_release() takes it).
  */
+static bool offs_gen_drop_locked(struct offs_gen *gen)
+{
+	lockdep_assert_held(&offs_table_lock);
+	if (!refcount_dec_not_one(&gen->ref.refcount))
+		return false;	/* the last: kref_put() after unlocking */
+	if (gen->rheld && kref_read(&gen->ref) <= gen->rrefs) {
+		gen->rheld = false;
+		offs_retired_h--;
+	}
+	return true;
+}
+
 void offs_gen_put(struct offs_gen *gen)
 {
+	bool dropped;
+
 	if (!gen)
 		return;
 	mutex_lock(&offs_table_lock);
-	if (refcount_dec_not_one(&gen->ref.refcount)) {
-		if (gen->rheld && kref_read(&gen->ref) <= gen->rrefs) {
-			gen->rheld = false;
-			offs_retired_h--;
-		}
-		mutex_unlock(&offs_table_lock);
-		return;
-	}
+	dropped = offs_gen_drop_locked(gen);
 	mutex_unlock(&offs_table_lock);
-	kref_put(&gen->ref, offs_gen_release);
+	if (!dropped)
+		kref_put(&gen->ref, offs_gen_release);
 }
 
 struct offs_gen *offs_table_get_current(void)
@@ -315,13 +323,18 @@ struct offs_gen *offs_table_get_current_group(void)
 	return gen;
 }
 
+/* The group count and the reference go together: a swap sees both or neither. */
 void offs_table_put_group(struct offs_gen *gen)
 {
+	bool dropped;
+
 	mutex_lock(&offs_table_lock);
 	if (!--gen->rrefs && gen->retired)
 		offs_retired_r--;
+	dropped = offs_gen_drop_locked(gen);
 	mutex_unlock(&offs_table_lock);
-	offs_gen_put(gen);
+	if (!dropped)
+		kref_put(&gen->ref, offs_gen_release);
 }
 
 /*

@@ -56,6 +56,7 @@ struct offs_ucfi_ent {
 	struct timespec64 ctime;
 	unsigned int refs;		/* sessions of the sampler using it */
 	u8 state;
+	bool cancelled;			/* built at cfi_cache_mb=0: free at refs 0 */
 	struct offs_cfi_table *table;	/* set once, release */
 };
 
@@ -210,6 +211,7 @@ static void offs_ucfi_build_fn(struct work_struct *work)
 		if (e->refs) {
 			list_add(&e->lru, &offs_ucache_lru);
 			e->state = OFFS_UCFI_FAILED;
+			e->cancelled = true;
 		} else {
 			offs_ucfi_free(e);
 		}
@@ -332,7 +334,8 @@ void offs_ucache_put(struct offs_ucfi_ent *e)
 	mutex_lock(&offs_ucache_lock);
 	cap = offs_ucache_cap();
 	if (!--e->refs && e->state != OFFS_UCFI_PENDING) {
-		if (!cap)
+		/* Cancelled: never built, whatever the bound is now. */
+		if (!cap || e->cancelled)
 			offs_ucfi_free(e);
 		else if (offs_ucache_bytes > cap)
 			offs_ucache_make_room(0);

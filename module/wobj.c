@@ -25,6 +25,7 @@
 #include <linux/slab.h>
 #include <linux/jhash.h>
 #include <linux/string.h>
+#include <linux/limits.h>
 #include <net/sock.h>
 #include <asm/unistd.h>
 
@@ -203,13 +204,13 @@ static void offs_wait_describe(struct task_struct *t,
 	struct pid_namespace *ns;
 	const char *what;
 	struct pid *pid;
-	int id, n;
+	int id, n, k;
 	pid_t nr = 0;
 
 	if (s->syscall == __NR_wait4) {
 		id = (int)s->args[0];
 		what = id > 0 ? "pid" : "pgid";
-		if (id < -1)
+		if (id < -1 && id != INT_MIN)
 			id = -id;
 		else if (id == -1)
 			what = "any";
@@ -245,11 +246,13 @@ static void offs_wait_describe(struct task_struct *t,
 		nr = pid_nr(pid);
 	rcu_read_unlock();
 	n = snprintf(buf, len, "%s(%s ", name, what);
-	if (nr > 0 && (size_t)n < len) {
+	k = nr > 0 && (size_t)n < len ? snprintf(buf + n, len - n, "%d", nr) : 0;
+	/* Marked only if whole: procfs.c reads [at, at + len) of the string. */
+	if (k && (size_t)(n + k) < len) {
 		addr->at = n;
-		addr->len = snprintf(buf + n, len - n, "%d", nr);
+		addr->len = k;
 		addr->pid = true;
-	} else {
+	} else if (!k) {
 		strlcat(buf, "-", len);
 	}
 	strlcat(buf, ")", len);

@@ -132,6 +132,12 @@ assert_refused() {
 		refute_output --partial "# offsample"
 	done
 	[ "$(stat_get open_denied)" -ge $((d0 + 3)) ]
+	# Nor in a pid namespace of its own through the host's /proc (as a
+	# container that bind-mounts it).
+	run unshare --pid --fork setpriv --reuid=65534 --regid=65534 \
+		--groups=4242 cat /proc/offsample/stats
+	assert_failure
+	assert_output --partial "Permission denied"
 	# Root (CAP_SYS_ADMIN) reads through it, its pids translated (test below).
 	run -0 unshare --pid --fork --mount-proc cat /proc/offsample/stats
 }
