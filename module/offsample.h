@@ -66,13 +66,13 @@ struct offs_frames_info {
 
 /*
  * Where a user address sits in a wait-object description: [at, at + len),
- * or with pid set, a process or group id as the initial pid namespace
- * numbers it (each reader sees it as its own namespace does).
+ * or with pid set, the process or group id written there, as the initial
+ * pid namespace numbers it (each reader sees it as its own namespace does).
  */
 struct offs_wobj_addr {
 	u16 at;
 	u16 len;		/* 0: no address */
-	bool pid;
+	pid_t pid;		/* > 0: [at, at + len) is this id */
 };
 
 /*

@@ -379,8 +379,7 @@ static void offs_seq_wobj(struct seq_file *m, const struct offs_wobj *w,
 			  const struct offs_stacks_priv *p)
 {
 	const struct offs_wobj_addr *a = &w->addr;
-	char num[12];
-	int nr = 0;
+	int nr;
 
 	if (!a->len || (!a->pid && !p->restricted) ||
 	    (a->pid && p->pidns == &init_pid_ns)) {
@@ -388,12 +387,7 @@ static void offs_seq_wobj(struct seq_file *m, const struct offs_wobj *w,
 		return;
 	}
 	offs_seq_escaped(m, w->str, a->at);
-	if (a->pid && a->len < sizeof(num)) {
-		memcpy(num, w->str + a->at, a->len);
-		num[a->len] = '\0';
-		if (!kstrtoint(num, 10, &nr))
-			nr = offs_pid_in(nr, p->pidns);
-	}
+	nr = a->pid ? offs_pid_in(a->pid, p->pidns) : 0;
 	if (!a->pid)
 		seq_puts(m, "hidden");
 	else if (nr > 0)

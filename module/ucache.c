@@ -215,10 +215,7 @@ static void offs_ucfi_build_fn(struct work_struct *work)
 		} else {
 			offs_ucfi_free(e);
 		}
-		offs_ucache_jobs--;
-		mutex_unlock(&offs_ucache_lock);
-		kfree(job);
-		return;
+		goto out;
 	}
 	if (!err && !offs_ucache_make_room(t->bytes)) {
 		offs_ucache_stats.too_big++;
@@ -237,6 +234,7 @@ static void offs_ucfi_build_fn(struct work_struct *work)
 		smp_store_release(&e->table, t);
 		offs_ucache_stats.built++;
 	}
+out:
 	offs_ucache_jobs--;
 	mutex_unlock(&offs_ucache_lock);
 	kfree(job);

@@ -202,18 +202,20 @@ static void offs_wait_describe(struct task_struct *t,
 			       struct offs_wobj_addr *addr)
 {
 	struct pid_namespace *ns;
-	const char *what;
+	const char *what = NULL;	/* NULL: any child */
 	struct pid *pid;
 	int id, n, k;
 	pid_t nr = 0;
 
 	if (s->syscall == __NR_wait4) {
 		id = (int)s->args[0];
-		what = id > 0 ? "pid" : "pgid";
-		if (id < -1 && id != INT_MIN)
-			id = -id;
-		else if (id == -1)
-			what = "any";
+		if (id > 0) {
+			what = "pid";
+		} else if (id != -1) {
+			what = "pgid";
+			if (id != INT_MIN)
+				id = -id;
+		}
 	} else {
 		id = (int)s->args[1];
 		switch (s->args[0]) {
@@ -226,11 +228,9 @@ static void offs_wait_describe(struct task_struct *t,
 		case P_PIDFD:
 			snprintf(buf, len, "%s(pidfd %d)", name, id);
 			return;
-		default:
-			what = "any";
 		}
 	}
-	if (!strcmp(what, "any")) {
+	if (!what) {
 		snprintf(buf, len, "%s(any)", name);
 		return;
 	}
@@ -251,7 +251,7 @@ static void offs_wait_describe(struct task_struct *t,
 	if (k && (size_t)(n + k) < len) {
 		addr->at = n;
 		addr->len = k;
-		addr->pid = true;
+		addr->pid = nr;
 	} else if (!k) {
 		strlcat(buf, "-", len);
 	}
@@ -271,7 +271,7 @@ bool offs_wobj_describe(struct task_struct *t, const struct offs_sample *s,
 
 	addr->at = 0;
 	addr->len = 0;
-	addr->pid = false;
+	addr->pid = 0;
 	if (!name)
 		return false;
 	arg = offs_fd_arg(s->syscall);
