@@ -61,17 +61,22 @@ static bool offs_live;
  * largest depth, a path of PATH_MAX, a wait object of the largest
  * description, and a record and a waiter -> holder edge in the current
  * generation and in each old one that readers may keep (max_retired for
- * root, as many for group=).
+ * root, as many for group=), with their hash buckets (table.c: up to two
+ * per record, the count rounded up to a power of two, and an eighth as
+ * many for edges; two per stack in the stack store).
  */
 static u64 offs_stack_cost(void)
 {
+	const u64 bucket = sizeof(struct hlist_head);
+
 	return offs_ksize(sizeof(struct offs_stack) +
 			  OFFS_MAX_DEPTH_LIMIT * sizeof(unsigned long)) +
 	       offs_ksize(offs_ustack_size(OFFS_MAX_DEPTH_LIMIT)) +
 	       offs_ksize(sizeof(struct offs_upath) + PATH_MAX) +
-	       offs_ksize(sizeof(struct offs_wobj) + 512) +
+	       offs_ksize(sizeof(struct offs_wobj) + 512) + 2 * bucket +
 	       (1 + 2 * OFFS_RETIRED_MAX) * (sizeof(struct offs_rec) +
-					     offs_ksize(sizeof(struct offs_edge)));
+					     offs_ksize(sizeof(struct offs_edge)) +
+					     2 * bucket + bucket / 4);
 }
 
 static u64 offs_ram_bytes(void)
