@@ -199,17 +199,22 @@ static int exec_after(long target)
 
 static void *exec_thread(void *arg)
 {
+	struct timespec nap = { 0, 10 * 1000 * 1000 };
 	char num[32];
 	long ncsw, t0;
 
 	(void)arg;
 	/*
 	 * Two ticks: the second sees the leader blocked and caches it.
-	 * Then exec just after it: a whole period until the next one.
+	 * Then exec just after it (within a nap): nearly a whole period
+	 * until the next one.  Napping, not spinning: a spinning poller is
+	 * preempted so often that it gathered more switches than the
+	 * leader's 3,000 on the debug kernel (3,014 to 3,049, 2026-11-27),
+	 * and the new program could not reach the leader's count from below.
 	 */
 	t0 = offs_ticks();
 	while (offs_ticks() < t0 + 2)
-		;
+		nanosleep(&nap, NULL);
 	ncsw = ncsw_of(leader_tid);
 	snprintf(num, sizeof(num), "%ld", ncsw);
 	execl(self_path, "offsample-safety", "exec-after", num, (char *)NULL);
@@ -233,9 +238,9 @@ static int do_exec(void)
 	leader_tid = gettid_();
 	/*
 	 * A count the new program can reach from below: above what the
-	 * execing thread gathers while it waits for two ticks (about 520 on
-	 * the debug kernel, 2026-11-25, when this was 600 sleeps of 1 us,
-	 * some of which did not even switch).  50 us sleeps always block.
+	 * execing thread gathers while it waits for two ticks (a few
+	 * hundred: 200 naps and what preemption adds).  50 us sleeps always
+	 * block.
 	 */
 	for (i = 0; i < 100000 && ncsw_of(leader_tid) < 3000; i++)
 		nanosleep(&ts, NULL);
