@@ -153,14 +153,32 @@ jail_teardown() {
 	rm -rf --one-file-system $JAIL
 }
 
+# jailed_waiting PID: PID sleeps (S) in read(2), as osw-jailed on the FIFO.
+jailed_waiting() {
+	[ "$(cut -d' ' -f1 "/proc/$1/syscall" 2>/dev/null)" = 0 ] &&
+		[ "$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null)" = S ]
+}
+
 # jail_sample FILE COMMAND...: run COMMAND (which starts osw-jailed waiting
 # on the FIFO), sample 2 s into FILE, stop it and undo the jail.
 jail_sample() {
-	local f=$1
+	local f=$1 t pid=
 	shift
 	jail_setup
 	"$@" 3>&- &
-	sleep 1.5
+	# Until osw-jailed blocks in read(2) (system call 0) on the FIFO: a
+	# slow guest may still be starting it after a fixed pause (6.12-rt,
+	# 2026-11-27: its start-up was sampled too, after 1.5 s).
+	t=$SECONDS
+	while [ $((SECONDS - t)) -lt 120 ]; do
+		pid=$(pgrep -x osw-jailed | head -n 1)
+		if [ -n "$pid" ] && jailed_waiting "$pid"; then
+			break
+		fi
+		sleep 0.2
+	done
+	echo "osw-jailed ${pid:-not found} after $((SECONDS - t)) s"
+	sleep 0.5
 	cat $P/drain > /dev/null
 	sleep 2
 	cat $P/drain > "$f"
