@@ -49,7 +49,7 @@ exec_once() {
 	# leader's exact switch count: a (tid, start time) cache would find
 	# the old entry "unchanged".
 	run -0 wait_line "$out" '^exec tid' 100 "$SF_PID"
-	assert_output --regexp "^exec tid $tid ncsw [0-9]+ (matched|overshoot)\$"
+	assert_output --regexp "^exec tid $tid ncsw [0-9]+ (matched|overshoot) \(from [0-9]+\)\$"
 	echo "$output"
 	sleep 4.5
 	cat $P/drain | "$SYM" > "$f"
@@ -70,7 +70,7 @@ exec_once() {
 	# exec itself switches more), so up to three runs.
 	for i in 1 2 3; do
 		exec_once "$BATS_TEST_TMPDIR/exec.$i.out" "$BATS_TEST_TMPDIR/d.$i"
-		if grep -q 'matched$' "$BATS_TEST_TMPDIR/exec.$i.out"; then
+		if grep -q ' matched (from [0-9]*)$' "$BATS_TEST_TMPDIR/exec.$i.out"; then
 			return 0
 		fi
 	done

@@ -13,7 +13,9 @@
  *       then finds L's entry "unchanged" and counts X with L's stacks.
  *       The exec happens just after a tick (it watches ticks in
  *       /proc/offsample/stats).  Prints "leader TID ncsw N", then after
- *       the exec "exec tid TID ncsw N matched|overshoot", and waits.
+ *       the exec "exec tid TID ncsw N matched|overshoot (from M)" (M:
+ *       its count when the new program started), and waits.  The
+ *       execing thread runs at SCHED_FIFO.
  *
  *   offsample-safety fdscan
  *       Thread "oss-fdread" blocks in read() on a pipe whose descriptor
@@ -174,16 +176,19 @@ static NOINLINE void new_program_wait(void)
 static int exec_after(long target)
 {
 	struct timespec ts = { 0, 1000 };
-	long own = 0, i;
+	long own = 0, from, i;
 	int tries;
 
 	name("oss-execd");
+	from = ncsw_of(gettid_());
 	/*
 	 * Blocking in pause() will add one switch: stop one short of the
 	 * leader's count.  Each nanosleep adds one (or more, if preempted:
 	 * about 1% of them on PREEMPT_RT, where a step of all but 8 of
 	 * 2,800 overshot by 20 to 30, 2026-11-27): half the distance at a
-	 * time, then one at a time.
+	 * time, then one at a time.  The thread runs at SCHED_FIFO (set
+	 * before the exec, kept across it) so that being preempted while it
+	 * reads its count does not add switches of its own.
 	 */
 	for (tries = 0; tries < 100000; tries++) {
 		own = ncsw_of(gettid_());
@@ -193,8 +198,8 @@ static int exec_after(long target)
 		     i > 0; i--)
 			nanosleep(&ts, NULL);
 	}
-	printf("exec tid %d ncsw %ld %s\n", gettid_(), own + 1,
-	       own == target - 1 ? "matched" : "overshoot");
+	printf("exec tid %d ncsw %ld %s (from %ld)\n", gettid_(), own + 1,
+	       own == target - 1 ? "matched" : "overshoot", from);
 	fflush(stdout);
 	new_program_wait();
 	return 0;
@@ -203,10 +208,21 @@ static int exec_after(long target)
 static void *exec_thread(void *arg)
 {
 	struct timespec nap = { 0, 10 * 1000 * 1000 };
+	struct sched_param sp = { .sched_priority = 1 };
 	char num[32];
 	long ncsw, t0;
 
 	(void)arg;
+	/*
+	 * Real-time priority, for this thread and the program it execs:
+	 * on the debug kernel a SCHED_OTHER thread was preempted so often
+	 * while it read its own count (a /proc read takes milliseconds
+	 * there) that the top-up overshot by 7 to 20 in every try
+	 * (2026-11-27).  It sleeps most of the time (no RT throttling).
+	 */
+	errno = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+	if (errno)
+		die("pthread_setschedparam");
 	/*
 	 * Two ticks: the second sees the leader blocked and caches it.
 	 * Then exec just after it (within a nap): nearly a whole period
