@@ -215,10 +215,10 @@ static void *exec_thread(void *arg)
 	(void)arg;
 	/*
 	 * Real-time priority, for this thread and the program it execs:
-	 * on the debug kernel a SCHED_OTHER thread was preempted so often
-	 * while it read its own count (a /proc read takes milliseconds
-	 * there) that the top-up overshot by 7 to 20 in every try
-	 * (2026-11-27).  It sleeps most of the time (no RT throttling).
+	 * on the debug kernel the top-up overshot by 7 to 20 in every try
+	 * (2026-11-27), most likely from preemptions while it read its own
+	 * count (a /proc read takes milliseconds there); at SCHED_FIFO a
+	 * try matched there.  It sleeps most of the time (no RT throttling).
 	 */
 	errno = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
 	if (errno)
