@@ -176,11 +176,10 @@ static NOINLINE void new_program_wait(void)
 static int exec_after(long target)
 {
 	struct timespec ts = { 0, 1000 };
-	long own = 0, from, i;
+	long own, from, i;
 	int tries;
 
 	name("oss-execd");
-	from = ncsw_of(gettid_());
 	/*
 	 * Blocking in pause() will add one switch: stop one short of the
 	 * leader's count.  Each nanosleep adds one (or more, if preempted:
@@ -190,13 +189,12 @@ static int exec_after(long target)
 	 * before the exec, kept across it) so that being preempted while it
 	 * reads its count does not add switches of its own.
 	 */
-	for (tries = 0; tries < 100000; tries++) {
-		own = ncsw_of(gettid_());
-		if (own >= target - 1)
-			break;
+	own = from = ncsw_of(gettid_());
+	for (tries = 0; tries < 100000 && own < target - 1; tries++) {
 		for (i = target - 1 - own > 8 ? (target - 1 - own) / 2 : 1;
 		     i > 0; i--)
 			nanosleep(&ts, NULL);
+		own = ncsw_of(gettid_());
 	}
 	printf("exec tid %d ncsw %ld %s (from %ld)\n", gettid_(), own + 1,
 	       own == target - 1 ? "matched" : "overshoot", from);
