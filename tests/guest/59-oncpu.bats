@@ -33,11 +33,19 @@ stop_ocp() {
 	sleep 0.5
 }
 
-# window NAME SECONDS: one drained generation of that length, symbolized.
+# window NAME SECONDS: one drained generation of that length, symbolized,
+# and the statistics at its end (NAME.statsfile).  They are copied before
+# the symbolizer runs: on a slow guest (the debug kernel) that takes
+# minutes, and the sampling meanwhile could fill the next generation.
 window() {
 	cat $P/drain > /dev/null
 	sleep "$2"
 	cat $P/drain > "$BATS_FILE_TMPDIR/$1.raw"
+	# Paused (the write returns once no tick is in progress), so that the
+	# counters agree with each other.
+	echo 0 > /sys/module/offsample/parameters/enabled
+	cp $P/stats "$BATS_FILE_TMPDIR/$1.statsfile"
+	echo 1 > /sys/module/offsample/parameters/enabled
 	"$SYM" "$BATS_FILE_TMPDIR/$1.raw" > "$BATS_FILE_TMPDIR/$1.stacks"
 	cp "$BATS_FILE_TMPDIR/$1.raw" "$ARTIFACTS/oncpu-$1-$KREL.stacks" 2>/dev/null || true
 }
@@ -48,11 +56,6 @@ setup_file() {
 	run_ocp spin spin 2
 	run_ocp kspin kspin
 	window spin 4
-	# Paused (the write returns once no tick is in progress), so that the
-	# counters agree with each other.
-	echo 0 > /sys/module/offsample/parameters/enabled
-	cp $P/stats "$BATS_FILE_TMPDIR/spin.statsfile"
-	echo 1 > /sys/module/offsample/parameters/enabled
 	stop_ocp spin
 	stop_ocp kspin
 
@@ -63,7 +66,6 @@ setup_file() {
 	echo 50 > /sys/module/offsample/parameters/critical_pct
 	echo 0 > /sys/module/offsample/parameters/oncpu
 	window nocpu 3
-	cp $P/stats "$BATS_FILE_TMPDIR/nocpu.statsfile"
 	echo 1 > /sys/module/offsample/parameters/oncpu
 	stop_ocp crit
 }
@@ -144,9 +146,18 @@ S() { echo "$BATS_FILE_TMPDIR/$1.stacks"; }
 	sampled=$(awk '$1 == "oncpu_sampled" { print $2 }' "$s")
 	missed=$(awk '$1 == "oncpu_missed" { print $2 }' "$s")
 	cpu=$(awk '$1 == "samples_cpu" { print $2 }' "$s")
-	echo "oncpu_sampled=$sampled oncpu_missed=$missed samples_cpu=$cpu"
+	dropped=$(awk '$1 == "dropped" { print $2 }' "$s")
+	echo "oncpu_sampled=$sampled oncpu_missed=$missed samples_cpu=$cpu dropped=$dropped"
 	[ "$sampled" -gt 0 ]
-	[ "$sampled" -eq "$cpu" ]
+	# Every capture on a CPU is a cpu sample, or a sample dropped because
+	# its generation was full (dropped counts all reasons).  Without drops
+	# the two must be equal.  The debug kernel once had 3,229 more
+	# captures than cpu samples when the stats were copied after the 26
+	# minutes the symbolizer took there; most likely drops (the kernel
+	# spinner's samples are nearly all new records), not verified: that
+	# stats file was not kept.
+	[ "$cpu" -le "$sampled" ]
+	[ $((sampled - cpu)) -le "$dropped" ]
 	# A miss is a thread that left its CPU between the walk's visit and
 	# the IPI (then pinned again): with 3 spinners on 2 CPUs that is a
 	# time slice ending within the IPI's round trip, which emulation
