@@ -56,6 +56,11 @@ setup_file() {
 	run_ocp spin spin 2
 	run_ocp kspin kspin
 	window spin 4
+	# A generation that cannot hold them: the spinners' cpu samples are
+	# dropped, and counted (the stats test below).
+	echo 16 > /sys/module/offsample/parameters/max_stacks
+	window full 2
+	echo 8192 > /sys/module/offsample/parameters/max_stacks
 	stop_ocp spin
 	stop_ocp kspin
 
@@ -165,6 +170,21 @@ S() { echo "$BATS_FILE_TMPDIR/$1.stacks"; }
 	# 5% on a faster one).  A capture that went wrong (wrong CPU, wrong
 	# task check) would miss every time.
 	[ "$missed" -le $((sampled / 5 + 5)) ]
+}
+
+@test "stats: with max_stacks=16 cpu samples are dropped, and oncpu_sampled counts them" {
+	# Between the end of the spin window and the end of the full one.
+	a=$BATS_FILE_TMPDIR/spin.statsfile
+	b=$BATS_FILE_TMPDIR/full.statsfile
+	delta() { echo $(($(awk -v k="$1" '$1 == k { print $2 }' "$b") - $(awk -v k="$1" '$1 == k { print $2 }' "$a"))); }
+	sampled=$(delta oncpu_sampled)
+	cpu=$(delta samples_cpu)
+	dropped=$(delta dropped)
+	echo "oncpu_sampled +$sampled samples_cpu +$cpu dropped +$dropped"
+	[ "$sampled" -gt 0 ]
+	[ "$dropped" -gt 0 ]
+	[ "$cpu" -lt "$sampled" ]
+	[ $((sampled - cpu)) -le "$dropped" ]
 }
 
 @test "oncpu=0: no cpu sample, running threads skipped as before" {
