@@ -34,7 +34,7 @@ help:
 	@echo "    (test, test-guest: OFFS_KERNELS=default|rt|all|RELEASES, OFFS_GUEST_JOBS=N,"
 	@echo "     OFFS_TEST_BUDGET=SECONDS for the whole run (5100), OFFS_GUEST_TIMEOUT=SECONDS per guest)"
 	@echo "make demo                        profile a sample workload, write an SVG and a report"
-	@echo "make bench [BENCH_SECTIONS=...]  benchmarks against peers in one guest run -> docs/BENCHMARKS.md"
+	@echo "make bench [BENCH_SECTIONS=...] [BENCH_KERNEL=rel]  benchmarks against peers in one guest run -> docs/BENCHMARKS.md (other kernels: docs/BENCHMARKS-rel.md)"
 	@echo "make stress                      long stress + fuzz suites, a guest per test kernel"
 	@echo "make test-debug [OFFS_PARTS=core|long] [OFFS_SUITES=\"00-load.bats ...\"] [OFFS_FILTER=REGEX]"
 	@echo "                                 every guest suite on a KASAN/lockdep/kmemleak kernel (hours)"

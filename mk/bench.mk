@@ -8,7 +8,8 @@
 #                                measure, write docs/BENCHMARKS.md
 #   make bench BENCH_QUICK=1     a short smoke run; report in build/bench/
 #   make bench BENCH_KERNEL=rel  the guest kernel (default: first line of
-#                                tests/vm/kernels.sh)
+#                                tests/vm/kernels.sh); a full run on another
+#                                kernel writes docs/BENCHMARKS-<rel>.md
 #   make bench-helpers           only build the helper programs
 #   make bench-floor [KVER=rel]  only build the empty-walk module (floor)
 #

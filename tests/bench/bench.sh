@@ -13,7 +13,9 @@
 # the BENCH_SECTIONS only), BENCH_MEMORY (4G),
 # BENCH_CPUS (2), BENCH_TIMEOUT (seconds, 5400), and the BENCH_* loop
 # counts of bench-inner.sh.  A full run keeps its raw results in
-# docs/bench/ next to docs/BENCHMARKS.md.
+# docs/bench/ next to docs/BENCHMARKS.md; a full run on another kernel
+# than the default writes docs/BENCHMARKS-<release>.md and
+# docs/bench-<release>/, so that the runs of both kernels are kept.
 set -eu
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$TOP"
@@ -24,7 +26,7 @@ while [ $# -gt 0 ]; do
 	case "$1" in
 	--guest) where=guest; shift ;;
 	--host) where=host; shift ;;
-	-h|--help) sed -n '3,15s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	-h|--help) sed -n '3,18s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	*) echo "bench.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 done
@@ -107,17 +109,25 @@ if [ $rc -ne 0 ]; then
 fi
 
 # A run of some sections only does not replace the full report either.
+# (Each section on its own: one pattern for all of them cannot match
+# neighbours, whose separating space both would need.)
 partial=0
-case " ${BENCH_SECTIONS:-tick model pipe read cfi blockers oncpu} " in
-*" tick "*" model "*" pipe "*" read "*" cfi "*" blockers "*" oncpu "*) ;;
-*) partial=1 ;;
-esac
+for sec in tick model pipe read cfi blockers oncpu; do
+	case " ${BENCH_SECTIONS:-tick model pipe read cfi blockers oncpu} " in
+	*" $sec "*) ;;
+	*) partial=1 ;;
+	esac
+done
 if [ "$QUICK" = 1 ] || [ $partial = 1 ]; then
 	doc=$BUILD/bench/BENCHMARKS.md
 	raw=$OUT
 else
 	doc=$TOP/docs/BENCHMARKS.md
 	raw=$TOP/docs/bench
+	if [ $where = guest ] && [ "$kver" != "$(tests/vm/kernels.sh | head -n1)" ]; then
+		doc=$TOP/docs/BENCHMARKS-$kver.md
+		raw=$TOP/docs/bench-$kver
+	fi
 	rm -rf "$raw"
 	mkdir -p "$raw"
 	# The raw results (small text files) stay next to the report.

@@ -809,6 +809,9 @@ def write_md(b, tick, pipe, read, rawdir, cfi=None, blk=None, onc=None, model=No
                  fmt_ns(p['full_kstack_ns']), kc, fmt_ns(p['full_uwalk_ns']), fmt_ns(other),
                  us, fmt_ns(rest)))
         w('\n')
+        w('The same breakdown before and during the redesign of the tick (0.5.0-0.5.5,\n'
+          'partial runs of the `tick` section) is in\n'
+          '[BENCHMARKS-tick.md](BENCHMARKS-tick.md).\n\n')
     w('/proc pass details (per thread, all passes, wall): ')
     w('; '.join('%s threads: %s' % (fmt_int(r.get('proc_threads')),
                                    ', '.join(fmt_ns(p['wall_ns'] / p['threads']) for p in r['passes']))

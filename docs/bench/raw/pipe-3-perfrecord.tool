@@ -1,5 +1,7 @@
 Events disabled
 Events enabled
 [ perf record: Woken up 40 times to write data ]
-[ perf record: Captured and wrote 10.091 MB /tmp/perf-sched.data (41643 samples) ]
--rw------- 1 root root 10594182 Nov 21 10:22 /tmp/perf-sched.data
+Warning:
+4 out of order events recorded.
+[ perf record: Captured and wrote 10.159 MB /tmp/perf-sched.data (42062 samples) ]
+-rw------- 1 root root 10664774 Nov 27 16:45 /tmp/perf-sched.data

@@ -1,7 +1,5 @@
 Events disabled
 Events enabled
 [ perf record: Woken up 40 times to write data ]
-Warning:
-2 out of order events recorded.
-[ perf record: Captured and wrote 10.120 MB /tmp/perf-sched.data (41844 samples) ]
--rw------- 1 root root 10624414 Nov 21 10:30 /tmp/perf-sched.data
+[ perf record: Captured and wrote 10.172 MB /tmp/perf-sched.data (42033 samples) ]
+-rw------- 1 root root 10678742 Nov 27 16:56 /tmp/perf-sched.data
