@@ -1055,10 +1055,21 @@ def write_md(b, tick, pipe, read, rawdir, cfi=None, blk=None, onc=None, model=No
                  fmt_ns(m['oncpu_ns'] / m['sampled']) if m['sampled'] else '-'))
         on, off = onc.get('on'), onc.get('off')
         if on and off and on['sampled']:
-            w('\nPer running thread (= per busy CPU) and tick, on-CPU sampling adds %s\n'
-              'to the tick (%s with it on).\n'
-              % (fmt_ns((on['tick'] - off['tick']) / (on['sampled'] / on['ticks'])),
-                 fmt_x(on['tick'] / max(off['tick'], 1))))
+            per = on['sampled'] / on['ticks']
+            if on['tick'] > off['tick']:
+                w('\nPer running thread (= per busy CPU) and tick, on-CPU sampling adds %s\n'
+                  'to the tick (%s with it on).\n'
+                  % (fmt_ns((on['tick'] - off['tick']) / per),
+                     fmt_x(on['tick'] / max(off['tick'], 1))))
+            else:
+                # The two windows differ by more than the captures cost.
+                w('\nThe tick was not longer with on-CPU sampling (%s on, %s off): the\n'
+                  'difference between the two windows is noise larger than its cost.\n'
+                  'The IPI round trips themselves (`oncpu_ns_total`) took %s per tick\n'
+                  '(%.2f captures of %s).\n'
+                  % (fmt_ns(on['tick']), fmt_ns(off['tick']),
+                     fmt_ns(on['oncpu_ns'] / on['ticks']), per,
+                     fmt_ns(on['oncpu_ns'] / on['sampled'])))
         p = onc.get('pipe')
         if p and p.get('base_med'):
             w('\n`perf bench sched pipe` (both ends on CPU 0) alone and with the module at\n'
