@@ -54,6 +54,11 @@ mkdir -p "$OUT"
 	echo "host_cpus	$(nproc)"
 	echo "host_cpu_model	$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)"
 	echo "where	$where"
+	# What was measured: the commit, and whether the tree differed from it.
+	if c=$(git -C "$TOP" rev-parse --short HEAD 2>/dev/null); then
+		git -C "$TOP" diff --quiet HEAD 2>/dev/null || c="$c with uncommitted changes"
+		echo "commit	$c"
+	fi
 	echo "start	$(date -u '+%Y-%m-%d %H:%M:%S UTC')"
 	echo "make_command	$(env | grep -E '^BENCH_[A-Z_]+=' | sort | tr '\n' ' ')make bench"
 } > "$OUT/host.tsv"

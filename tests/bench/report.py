@@ -574,7 +574,8 @@ def write_md(b, tick, pipe, read, rawdir, cfi=None, blk=None, onc=None, model=No
                                        host.get('host_cpu_model')))
     w('| date | %s → %s (%s s for the whole `make bench`, guest boot included) |\n'
       % (host.get('start'), host.get('end'), host.get('duration_s')))
-    w('| offsample | %s |\n' % env.get('module_version'))
+    w('| offsample | %s%s |\n' % (env.get('module_version'),
+                                  ', commit %s' % host['commit'] if host.get('commit') else ''))
     w('| peers | %s; bpfcc-tools %s |\n' % (env.get('perf'), env.get('bcc')))
     if b.hostload:
         q = [int(r[1]) for r in b.hostload if len(r) > 2 and r[1].isdigit()]
