@@ -37,7 +37,8 @@ where_setup build test bench
 if [ $where = host ]; then
 	kver=$(uname -r)
 else
-	kver=${BENCH_KERNEL:-$(tests/vm/kernels.sh | head -n1)}
+	kdefault=$(tests/vm/kernels.sh | head -n1)
+	kver=${BENCH_KERNEL:-$kdefault}
 	[ -n "$kver" ] || { echo "bench.sh: no Debian kernel installed for the guest" >&2; exit 1; }
 fi
 echo "== building for $kver"
@@ -116,9 +117,10 @@ fi
 # A run of some sections only does not replace the full report either.
 # (Each section on its own: one pattern for all of them cannot match
 # neighbours, whose separating space both would need.)
+all_sections="tick model pipe read cfi blockers oncpu"
 partial=0
-for sec in tick model pipe read cfi blockers oncpu; do
-	case " ${BENCH_SECTIONS:-tick model pipe read cfi blockers oncpu} " in
+for sec in $all_sections; do
+	case " ${BENCH_SECTIONS:-$all_sections} " in
 	*" $sec "*) ;;
 	*) partial=1 ;;
 	esac
@@ -129,7 +131,7 @@ if [ "$QUICK" = 1 ] || [ $partial = 1 ]; then
 else
 	doc=$TOP/docs/BENCHMARKS.md
 	raw=$TOP/docs/bench
-	if [ $where = guest ] && [ "$kver" != "$(tests/vm/kernels.sh | head -n1)" ]; then
+	if [ $where = guest ] && [ "$kver" != "$kdefault" ]; then
 		doc=$TOP/docs/BENCHMARKS-$kver.md
 		raw=$TOP/docs/bench-$kver
 	fi

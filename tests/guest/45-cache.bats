@@ -46,10 +46,9 @@ thread_records() {
 	# One reading of the stats: the sampler goes on meanwhile.
 	local full enter pin kst uw us st=$BATS_TEST_TMPDIR/stats
 	cat $P/stats > "$st"
-	sget() { awk -v k="$1" '$1 == k { print $2 }' "$st"; }
-	full=$(sget full_ns_total) enter=$(sget full_enter_ns)
-	pin=$(sget full_pin_ns) kst=$(sget full_kstack_ns)
-	uw=$(sget full_uwalk_ns) us=$(sget user_ns_total)
+	full=$(stat_get full_ns_total "$st") enter=$(stat_get full_enter_ns "$st")
+	pin=$(stat_get full_pin_ns "$st") kst=$(stat_get full_kstack_ns "$st")
+	uw=$(stat_get full_uwalk_ns "$st") us=$(stat_get user_ns_total "$st")
 	echo "full $full: enter $enter, pinned $pin (kernel unwind $kst, user walk $uw), user stack to files $us"
 	[ "$kst" -gt 0 ]
 	[ "$uw" -gt 0 ]
@@ -62,7 +61,7 @@ thread_records() {
 	# an eighth of its captures (and the sampler may be between the two
 	# counters: one more).
 	local timed misses nt
-	timed=$(sget full_timed) misses=$(sget cache_misses) nt=$(sget ticks)
+	timed=$(stat_get full_timed "$st") misses=$(stat_get cache_misses "$st") nt=$(stat_get ticks "$st")
 	echo "full captures $misses in $nt ticks, timed $timed"
 	[ "$timed" -gt 0 ]
 	[ $((timed * 8)) -ge $((misses - 8 * (nt + 1))) ]

@@ -148,10 +148,10 @@ S() { echo "$BATS_FILE_TMPDIR/$1.stacks"; }
 
 @test "stats: oncpu_sampled counts the cpu samples, misses are rare" {
 	s=$BATS_FILE_TMPDIR/spin.statsfile
-	sampled=$(awk '$1 == "oncpu_sampled" { print $2 }' "$s")
-	missed=$(awk '$1 == "oncpu_missed" { print $2 }' "$s")
-	cpu=$(awk '$1 == "samples_cpu" { print $2 }' "$s")
-	dropped=$(awk '$1 == "dropped" { print $2 }' "$s")
+	sampled=$(stat_get oncpu_sampled "$s")
+	missed=$(stat_get oncpu_missed "$s")
+	cpu=$(stat_get samples_cpu "$s")
+	dropped=$(stat_get dropped "$s")
 	echo "oncpu_sampled=$sampled oncpu_missed=$missed samples_cpu=$cpu dropped=$dropped"
 	[ "$sampled" -gt 0 ]
 	# Every capture on a CPU is a cpu sample, or a sample dropped because
@@ -176,7 +176,7 @@ S() { echo "$BATS_FILE_TMPDIR/$1.stacks"; }
 	# Between the end of the spin window and the end of the full one.
 	a=$BATS_FILE_TMPDIR/spin.statsfile
 	b=$BATS_FILE_TMPDIR/full.statsfile
-	delta() { echo $(($(awk -v k="$1" '$1 == k { print $2 }' "$b") - $(awk -v k="$1" '$1 == k { print $2 }' "$a"))); }
+	delta() { echo $(($(stat_get "$1" "$b") - $(stat_get "$1" "$a"))); }
 	sampled=$(delta oncpu_sampled)
 	cpu=$(delta samples_cpu)
 	dropped=$(delta dropped)

@@ -61,9 +61,10 @@ offs_load() {
 	insmod "$OFFS_KO" "$@"
 }
 
-# Value of one /proc/offsample/stats line.
+# stat_get NAME [FILE]: value of one /proc/offsample/stats line (or of a
+# copy of that file).
 stat_get() {
-	awk -v k="$1" '$1 == k { print $2; found = 1 } END { exit !found }' $P/stats
+	awk -v k="$1" '$1 == k { print $2; found = 1 } END { exit !found }' "${2:-$P/stats}"
 }
 
 # Value of one "# name: value" header line of a stacks-format file.
