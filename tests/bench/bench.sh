@@ -141,6 +141,20 @@ else
 	cp -r "$OUT"/. "$raw"/
 	rm -f "$raw/guest-cmd.sh" "$raw/guest.rc"
 fi
-python3 tests/bench/report.py "$OUT" --raw-dir "$(realpath --relative-to="$(dirname "$doc")" "$raw")" > "$doc.tmp"
+# The full runs on other kernels (docs/bench-<release>/ next to each
+# report), and the default kernel's, named in this report.
+see_also=()
+if [ "$doc" != "$BUILD/bench/BENCHMARKS.md" ]; then
+	[ "$doc" = "$TOP/docs/BENCHMARKS.md" ] || [ ! -f "$TOP/docs/BENCHMARKS.md" ] ||
+		see_also+=(--see-also BENCHMARKS.md)
+	for d in "$TOP"/docs/bench-*/; do
+		r=$(basename "$d"); r=${r#bench-}
+		f=$TOP/docs/BENCHMARKS-$r.md
+		[ -f "$d/env.tsv" ] && [ -f "$f" ] && [ "$f" != "$doc" ] &&
+			see_also+=(--see-also "BENCHMARKS-$r.md")
+	done
+fi
+python3 tests/bench/report.py "$OUT" --raw-dir "$(realpath --relative-to="$(dirname "$doc")" "$raw")" \
+	"${see_also[@]}" > "$doc.tmp"
 mv "$doc.tmp" "$doc"
 echo "== report: $doc (raw results: $raw; $((t1 - t0)) s)"

@@ -2,12 +2,14 @@
 # SPDX-License-Identifier: GPL-2.0
 """Turn the raw results of tests/bench/bench-inner.sh into docs/BENCHMARKS.md.
 
-    tests/bench/report.py OUTDIR [--raw-dir PATH] > BENCHMARKS.md
+    tests/bench/report.py OUTDIR [--raw-dir PATH] [--see-also REPORT]... > BENCHMARKS.md
     tests/bench/report.py OUTDIR --json          > summary.json
 
 OUTDIR is what bench.sh collected (env.tsv, host.tsv, pipe.tsv, raw/...).
 --raw-dir is how the report refers to the raw files (relative to the
-report).  Every figure is computed here from the raw files, so the report
+report).  --see-also names the reports of other full runs (the same
+benchmarks on other kernels; paths relative to the report), listed under
+the setup.  Every figure is computed here from the raw files, so the report
 can be regenerated and checked.
 """
 import json
@@ -530,6 +532,7 @@ def main():
     as_json = '--json' in args
     if '--raw-dir' in args:
         rawdir = args[args.index('--raw-dir') + 1]
+    see_also = [args[i + 1] for i, a in enumerate(args[:-1]) if a == '--see-also']
     b = Bench(out)
     tick = b.tick()
     pipe = b.pipe()
@@ -546,10 +549,12 @@ def main():
                          'oncpu': b.oncpu(), 'model': b.model()}),
                   sys.stdout, indent=1, default=str)
         return
-    write_md(b, tick, pipe, read, rawdir, b.cfi(), b.blockers(), b.oncpu(), b.model())
+    write_md(b, tick, pipe, read, rawdir, b.cfi(), b.blockers(), b.oncpu(), b.model(),
+             see_also)
 
 
-def write_md(b, tick, pipe, read, rawdir, cfi=None, blk=None, onc=None, model=None):
+def write_md(b, tick, pipe, read, rawdir, cfi=None, blk=None, onc=None, model=None,
+             see_also=()):
     env, host = b.env, b.host
     w = sys.stdout.write
     quick = env.get('quick') == '1'
@@ -586,6 +591,9 @@ def write_md(b, tick, pipe, read, rawdir, cfi=None, blk=None, onc=None, model=No
           'host load average %.1f median / %.1f max |\n'
           % (others, med(la) or 0, max(la) if la else 0))
     w('\n')
+    if see_also:
+        w('The same benchmarks on other kernels (each its own full run): %s.\n\n'
+          % ', '.join('[%s](%s)' % (os.path.basename(x), x) for x in see_also))
     if guest:
         w('The host kernel cannot load modules, so everything ran inside one QEMU guest\n'
           'with **software emulation (TCG, no KVM)**.  Emulation does not slow all code\n'

@@ -1,0 +1,13 @@
+#!/bin/bash
+# Per-capture parts for each variant window (deltas .0 -> .1).
+R=${1:-/tmp/gp/res}
+printf '%-8s %8s %9s %9s %9s %9s %9s %7s\n' win captures full_us pin_us kstack_us uwalk_us frames/w walks
+for f in $R/*-*.0; do
+	b=${f%.0}; w=$(basename $b)
+	awk -v w=$w 'FNR==NR{a[$1]=$2;next}{d[$1]=$2-a[$1]}
+	END{c=d["cache_misses"]; if(!c)c=1;
+	printf "%-8s %8d %9.2f %9.2f %9.2f %9.2f %9.2f %7d\n", w, c, d["full_ns_total"]/c/1000,
+	  d["full_pin_ns"]/c/1000, d["full_kstack_ns"]/c/1000, d["full_uwalk_ns"]/c/1000,
+	  (d["user_walks"]?d["user_frames"]/d["user_walks"]:0), d["user_walks"]}' $f $b.1
+done
+[ -f $R/flat.txt ] && cat $R/flat.txt
