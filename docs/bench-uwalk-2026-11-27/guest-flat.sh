@@ -1,11 +1,10 @@
-# sourced by run.sh: flat-cost diagnosis.  2000 threads -m same, hz=19;
-# sampler_cpu_ns and ticks deltas over an idle 6 s and over one
-# `taskset -c 0 perf bench sched pipe -l 20000`, with the sampler kthread
-# (and over 6 s of a CPU-bound loop on CPU 0: busy, no switches) allowed anywhere / pinned to CPU 0 (the pipe's) / pinned to CPU 1.
-st() { awk -v k="$1" '$1==k{print $2}' $P/stats; }
-build/bench/offsample-sleepers -n 2000 -m same > $R/sl2.out 2>&1 &
-sl2=$!
-for i in $(seq 600); do grep -q ready $R/sl2.out && break; sleep 0.5; done
+# Sourced by guest-run.sh 1 (its st, sleepers_start, KO, P, R): the
+# flat-cost check.  2,000 threads of -m same, hz=19; sampler_cpu_ns and
+# ticks deltas over 6 s idle, over one `taskset -c 0 perf bench sched
+# pipe -l 20000`, and over 6 s of a CPU-bound loop on CPU 0 (busy, no
+# switches), with the sampler thread allowed anywhere, pinned to CPU 0
+# (the pipe's) or to CPU 1; three rounds.
+sleepers_start sl2.out -n 2000 -m same
 echo "round aff phase ticks cpu_ns cpu_per_tick_us ops" > $R/flat.txt
 for round in 1 2 3; do
 for aff in any 0 1; do
@@ -29,4 +28,4 @@ for aff in any 0 1; do
 	rmmod offsample
 done
 done
-kill $sl2; wait $sl2
+kill $sl; wait $sl
