@@ -155,6 +155,45 @@ stackpage_ustacks() {
 	assert_equal "${#lines[@]}" 1
 }
 
+# 0.5.9 reads the words after a walk's first one with __get_user() under
+# pagefault_disable() (module/umm.c): a fault on one of those must end the
+# walk where it is, with the frames found so far, like a fault on the
+# first read (the test above) does.
+@test "a user-stack read that faults after the first one ends the walk at that frame" {
+	local out=$BATS_TEST_TMPDIR/stk.out d=$BATS_TEST_TMPDIR
+	offs_load hz=19 key=tid
+	sf_start "$out" stackpage
+	sleep 1
+	cat $P/drain > "$d/whole"
+	run -0 stackpage_ustacks "$d/whole"
+	assert_line --regexp '^[0-9]+ stk_inner\+0x[0-9a-f]+ \(offsample-safety\);stk_middle\+0x[0-9a-f]+ \(offsample-safety\);stk_outer\+'
+	# Drop the pages from stk_middle's frame record up: stk_inner's
+	# return address is still read, stk_middle's is not.
+	kill -HUP "$SF_PID"
+	wait_line "$out" '^dropped-upper$' 100 "$SF_PID" > /dev/null
+	echo 0 > $PARAM/thread_cache
+	sleep 0.5
+	echo 65536 > $PARAM/thread_cache
+	sleep 0.5
+	f0=$(stat_get user_faulted)
+	cat $P/drain > /dev/null
+	sleep 1
+	cat $P/drain > "$d/upper"
+	run -0 stackpage_ustacks "$d/upper"
+	assert_output --regexp '^[0-9]+ stk_inner\+0x[0-9a-f]+ \(offsample-safety\);stk_middle\+0x[0-9a-f]+ \(offsample-safety\)$'
+	[ "$(stat_get user_faulted)" -gt "$f0" ]
+	# Pages back in: whole again.
+	kill -USR2 "$SF_PID"
+	wait_line "$out" '^touched$' 100 "$SF_PID" > /dev/null
+	sleep 0.5
+	cat $P/drain > /dev/null
+	sleep 1
+	cat $P/drain > "$d/back"
+	run -0 stackpage_ustacks "$d/back"
+	assert_output --regexp '^[0-9]+ stk_inner\+0x[0-9a-f]+ \(offsample-safety\);stk_middle\+0x[0-9a-f]+ \(offsample-safety\);stk_outer\+'
+	assert_equal "${#lines[@]}" 1
+}
+
 # comm_col COMM N FILE: the distinct values of column N of COMM's
 # records (for the kstack column 8: the number of frames).
 comm_col() {

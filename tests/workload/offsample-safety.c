@@ -29,6 +29,10 @@
  *       stk_middle -> stk_inner.  SIGUSR1: drop the stack's page table
  *       entries (MADV_DONTNEED: the data stays in the file, the pages are
  *       no longer resident for a nofault read), print "dropped".
+ *       SIGHUP: drop only the pages from the first page boundary inside
+ *       stk_middle's 8 KiB local buffer up (stk_inner's return address
+ *       stays resident, stk_middle's does not: a walk reads its first
+ *       words and faults on a later one), print "dropped-upper".
  *       SIGUSR2: read every page of the stack back in, print "touched".
  *
  *   offsample-safety anon
@@ -334,6 +338,7 @@ static int do_fdscan(void)
 #define STK_SIZE	(256 * 1024)
 
 static char *stk;
+static char *volatile stk_split;	/* see stk_middle() */
 static int stk_pipe[2];
 static volatile sig_atomic_t stk_cmd;
 
@@ -345,10 +350,20 @@ static NOINLINE void stk_inner(void)
 	sink++;
 }
 
+/*
+ * Its 8 KiB buffer lies between the return address stk_inner() is called
+ * with (below it) and stk_middle()'s own frame record (above it): the
+ * first page boundary inside the buffer, stk_split, splits the two.
+ */
 static NOINLINE void stk_middle(void)
 {
+	volatile char pad[8192];
+
+	pad[0] = 1;
+	pad[sizeof(pad) - 1] = 1;
+	stk_split = (char *)(((unsigned long)&pad[0] + 4095) & ~4095UL);
 	stk_inner();
-	sink++;
+	sink += pad[0];
 }
 
 static NOINLINE void stk_outer(void)
@@ -396,6 +411,7 @@ static int do_stackpage(void)
 		die("pthread_create");
 	signal(SIGUSR1, on_usr);
 	signal(SIGUSR2, on_usr);
+	signal(SIGHUP, on_usr);
 	printf("ready\n");
 	fflush(stdout);
 	for (;;) {
@@ -404,6 +420,14 @@ static int do_stackpage(void)
 			if (madvise(stk, STK_SIZE, MADV_DONTNEED))
 				die("madvise");
 			printf("dropped\n");
+		} else if (stk_cmd == SIGHUP) {
+			if (!stk_split || stk_split <= stk ||
+			    stk_split >= stk + STK_SIZE)
+				die("stk_split");
+			if (madvise(stk_split, stk + STK_SIZE - stk_split,
+				    MADV_DONTNEED))
+				die("madvise");
+			printf("dropped-upper\n");
 		} else if (stk_cmd == SIGUSR2) {
 			for (i = 0; i < STK_SIZE; i += 4096)
 				sink += ((volatile char *)stk)[i];
