@@ -115,6 +115,32 @@ stackpage_ustacks() {
 	"$SYM" < "$1" | awk -F'\t' '!/^#/ && $7 == "oss-stackpage" { print $1, $9 }'
 }
 
+# The oss-stackpage thread's whole user stack, as stackpage_ustacks prints it.
+STK_WHOLE='^[0-9]+ stk_inner\+0x[0-9a-f]+ \(offsample-safety\);stk_middle\+0x[0-9a-f]+ \(offsample-safety\);stk_outer\+'
+
+# stackpage_uncache: empty the thread cache, so that the next tick
+# captures the thread again.
+stackpage_uncache() {
+	echo 0 > $PARAM/thread_cache
+	sleep 0.5
+	echo 65536 > $PARAM/thread_cache
+	sleep 0.5
+}
+
+# stackpage_back_whole OUT DIR: touch the stack pages back in (the thread
+# itself never runs) and require the next captures to be whole again:
+# the degraded one was never served as good.
+# OUT is the program's output (sf_start), DIR the test's directory.
+stackpage_back_whole() {
+	kill -USR2 "$SF_PID"
+	wait_line "$1" '^touched$' 100 "$SF_PID" > /dev/null
+	sleep 0.5
+	window "$2/back"
+	run -0 stackpage_ustacks "$2/back"
+	assert_output --regexp "$STK_WHOLE"
+	assert_equal "${#lines[@]}" 1
+}
+
 @test "a degraded capture is not served from the cache: a stack page back in gives the whole stack" {
 	local out=$BATS_TEST_TMPDIR/stk.out d=$BATS_TEST_TMPDIR
 	offs_load hz=19 key=tid
@@ -124,35 +150,20 @@ stackpage_ustacks() {
 	run -0 stackpage_ustacks "$d/whole"
 	# Among them (the program says ready before its thread is in its
 	# wait: a sample of its start, in prctl, may come first).
-	assert_line --regexp '^[0-9]+ stk_inner\+0x[0-9a-f]+ \(offsample-safety\);stk_middle\+0x[0-9a-f]+ \(offsample-safety\);stk_outer\+'
+	assert_line --regexp "$STK_WHOLE"
 	# Drop the thread's stack pages (still in the file): a walk now ends
 	# at the first frame (a nofault read of a non-resident page).  The
 	# cache is emptied so the next tick captures the thread again.
 	kill -USR1 "$SF_PID"
 	wait_line "$out" '^dropped$' 100 "$SF_PID" > /dev/null
-	echo 0 > $PARAM/thread_cache
-	sleep 0.5
-	echo 65536 > $PARAM/thread_cache
-	sleep 0.5
+	stackpage_uncache
 	f0=$(stat_get user_faulted)
-	cat $P/drain > /dev/null
-	sleep 1
-	cat $P/drain > "$d/leaf"
+	window "$d/leaf"
 	run -0 stackpage_ustacks "$d/leaf"
 	assert_output --regexp '^[0-9]+ stk_inner\+0x[0-9a-f]+ \(offsample-safety\)$'
 	[ "$(stat_get user_faulted)" -gt "$f0" ]
 	[ "$(stat_get cache_degraded)" -gt 0 ]
-	# Pages back in (the thread itself never ran): the next captures are
-	# whole again, so the truncated one was never served as good.
-	kill -USR2 "$SF_PID"
-	wait_line "$out" '^touched$' 100 "$SF_PID" > /dev/null
-	sleep 0.5
-	cat $P/drain > /dev/null
-	sleep 1
-	cat $P/drain > "$d/back"
-	run -0 stackpage_ustacks "$d/back"
-	assert_output --regexp '^[0-9]+ stk_inner\+0x[0-9a-f]+ \(offsample-safety\);stk_middle\+0x[0-9a-f]+ \(offsample-safety\);stk_outer\+'
-	assert_equal "${#lines[@]}" 1
+	stackpage_back_whole "$out" "$d"
 }
 
 # 0.5.9 reads the words after a walk's first one with __get_user() under
@@ -166,32 +177,18 @@ stackpage_ustacks() {
 	sleep 1
 	cat $P/drain > "$d/whole"
 	run -0 stackpage_ustacks "$d/whole"
-	assert_line --regexp '^[0-9]+ stk_inner\+0x[0-9a-f]+ \(offsample-safety\);stk_middle\+0x[0-9a-f]+ \(offsample-safety\);stk_outer\+'
+	assert_line --regexp "$STK_WHOLE"
 	# Drop the pages from stk_middle's frame record up: stk_inner's
 	# return address is still read, stk_middle's is not.
 	kill -HUP "$SF_PID"
 	wait_line "$out" '^dropped-upper$' 100 "$SF_PID" > /dev/null
-	echo 0 > $PARAM/thread_cache
-	sleep 0.5
-	echo 65536 > $PARAM/thread_cache
-	sleep 0.5
+	stackpage_uncache
 	f0=$(stat_get user_faulted)
-	cat $P/drain > /dev/null
-	sleep 1
-	cat $P/drain > "$d/upper"
+	window "$d/upper"
 	run -0 stackpage_ustacks "$d/upper"
 	assert_output --regexp '^[0-9]+ stk_inner\+0x[0-9a-f]+ \(offsample-safety\);stk_middle\+0x[0-9a-f]+ \(offsample-safety\)$'
 	[ "$(stat_get user_faulted)" -gt "$f0" ]
-	# Pages back in: whole again.
-	kill -USR2 "$SF_PID"
-	wait_line "$out" '^touched$' 100 "$SF_PID" > /dev/null
-	sleep 0.5
-	cat $P/drain > /dev/null
-	sleep 1
-	cat $P/drain > "$d/back"
-	run -0 stackpage_ustacks "$d/back"
-	assert_output --regexp '^[0-9]+ stk_inner\+0x[0-9a-f]+ \(offsample-safety\);stk_middle\+0x[0-9a-f]+ \(offsample-safety\);stk_outer\+'
-	assert_equal "${#lines[@]}" 1
+	stackpage_back_whole "$out" "$d"
 }
 
 # comm_col COMM N FILE: the distinct values of column N of COMM's
