@@ -16,8 +16,10 @@
 # debug run: the whole debug run takes hours under emulation and can be
 # done in two boots (docs/RELIABILITY.md).  OFFS_SUITES="00-load.bats ..."
 # limits the core part to those guest suites (a chunk; its results go to
-# <mode>-<kernel>-core-<first suite>), OFFS_FILTER=REGEX to the tests of
-# those whose names match (tests/guest/run.sh).
+# <mode>-<kernel>-core-<first suite>), or with OFFS_PARTS=long (and in
+# stress mode) the long part (<mode>-<kernel>-<first suite>);
+# OFFS_FILTER=REGEX limits the core part to the tests of those suites
+# whose names match (tests/guest/run.sh).
 #
 # Results: build/stress-results/<mode>-<kernel>[-<parts>]/ (TAP,
 # stress-results.txt, dmesg.txt, kmemleak); a summary with the figures and
@@ -45,7 +47,7 @@ core|long|core+long) ;;
 esac
 SUMMARY=$RES/summary-$mode.txt
 [ "$mode" = stress ] || SUMMARY=$RES/summary-$mode-$parts.txt
-[ -z "${OFFS_SUITES:-}" ] || [ "$mode" = stress ] ||
+[ -z "${OFFS_SUITES:-}" ] ||
 	SUMMARY=${SUMMARY%.txt}-$(set -- $OFFS_SUITES; echo "${1%.bats}").txt
 : > "$SUMMARY"
 failed=0
@@ -77,7 +79,7 @@ run_one() {
 	local name=$1 runner=$2 karg=$3 what=$4 out start rc
 	shift 4
 	[ "$what" = long ] || name=$name-$what
-	[ -z "${OFFS_SUITES:-}" ] || [ "$what" = long ] ||
+	[ -z "${OFFS_SUITES:-}" ] || [ "$what" = core+long ] ||
 		name=$name-$(set -- $OFFS_SUITES; echo "${1%.bats}")
 	out=$RES/$name
 	rm -rf "$out"
