@@ -27,6 +27,8 @@
 #   the packaging round trip skip and the guests test an old module (CI,
 #   2026-11-25: DKMS "built" but not installed for 6.12, modprobe failing
 #   with "Unknown symbol").  A developer's own install is left alone.
+#   When only the configuration files are left (a run killed while `after`
+#   uninstalled), they are removed if unedited, as make uninstall does.
 set -u -o pipefail
 # Called from make: do not pass its command-line variables (KVER, BUILD,
 # DESTDIR, ...) on to the makes we run (DKMS, kbuild, debhelper).
@@ -118,6 +120,17 @@ stale)
 		exit 0
 	fi
 	if ! installed_here; then
+		# A run killed while `after` uninstalled can leave the
+		# configuration alone (make uninstall removes it last): ours
+		# (unedited) goes, an edited one is kept, as make uninstall does.
+		if [ -e /etc/modprobe.d/offsample.conf ] || [ -e /etc/modules-load.d/offsample.conf ]; then
+			[ "$(id -u)" -eq 0 ] || {
+				echo "guest-setup: offsample's configuration is left on this machine ($why), but removing it needs root" >&2
+				exit 1
+			}
+			echo "guest-setup: only offsample's configuration is left on this machine ($why): removing it unless edited"
+			make --no-print-directory -C "$TOP" uninstall 2>&1 || exit 1
+		fi
 		rm -f "$MARK"
 		exit 0
 	fi
