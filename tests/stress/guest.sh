@@ -75,13 +75,16 @@ run_bats() {
 	return $r
 }
 
+# The suites OFFS_SUITES names: the core part's, or with PARTS long the
+# long part's.
+suites=()
+for s in ${OFFS_SUITES:-}; do
+	suites+=("tests/guest/$s")
+done
+
 if [ "$parts" != long ]; then
 	mkdir -p "$out/core"
 	start=$(date +%s)
-	suites=()
-	for s in ${OFFS_SUITES:-}; do
-		suites+=("tests/guest/$s")
-	done
 	tests/guest/run.sh "$out/core" "${suites[@]}" || rc=1
 	echo "core_suite_seconds $(( $(date +%s) - start ))" >> "$out/core/stress-results.txt"
 fi
@@ -89,12 +92,10 @@ fi
 if [ "$parts" != core ]; then
 	mkdir -p "$out/long"
 	start=$(date +%s)
-	long_suites="05-security.bats 47-safety.bats 56-cfi.bats 70-stress.bats 75-fuzz.bats"
-	[ "$parts" = long ] && [ -n "${OFFS_SUITES:-}" ] && long_suites=$OFFS_SUITES
-	suites=()
-	for s in $long_suites; do
-		suites+=("tests/guest/$s")
-	done
+	if [ "$parts" = core+long ] || [ ${#suites[@]} -eq 0 ]; then
+		suites=(tests/guest/05-security.bats tests/guest/47-safety.bats tests/guest/56-cfi.bats
+			tests/guest/70-stress.bats tests/guest/75-fuzz.bats)
+	fi
 	# No limit per test here (100 load/unload cycles take over an hour on
 	# the debug kernel): the guest's own timeout is the bound.
 	# shellcheck disable=SC2086
