@@ -16,7 +16,10 @@
 # OFFS_SUITES (file names under tests/guest/, e.g. "00-load.bats
 # 45-cache.bats") limits the core part to those suites, and with PARTS
 # long the long part (e.g. "70-stress.bats 75-fuzz.bats"; the kmemleak
-# and lockdep suites and 99-dmesg still end it); the debug kernel takes
+# and lockdep suites and 99-dmesg still end it); OFFS_FILTER=REGEX (bats
+# --filter) limits either part to the tests whose names match (with PARTS
+# long, the kmemleak and lockdep suites and 99-dmesg then run whole after
+# them, TAP in OUTDIR/long/checks.tap); the debug kernel takes
 # about ten times as long as a Debian guest (5 hours for the whole core
 # part, measured 2026-11-26), so it can be done in chunks.
 set -u
@@ -59,15 +62,18 @@ fi
 lockdep=
 [ -r /proc/lockdep ] && lockdep=tests/guest/debug/81-lockdep.bats
 
-# run_bats DIR MODE SUITE...: the suites with OFFS_STRESS=MODE and their
-# artifacts in DIR, in a session of their own (whatever a failed test left
-# running is killed afterwards), TAP to DIR/stress.tap.
+# run_bats DIR MODE [TAPNAME] SUITE...: the suites with OFFS_STRESS=MODE and
+# their artifacts in DIR, in a session of their own (whatever a failed test
+# left running is killed afterwards), TAP to DIR/TAPNAME.tap (default
+# stress).  Any further bats options go in the array bats_opts.
+bats_opts=()
 run_bats() {
-	local dir=$1 mode=$2 pid r
+	local dir=$1 mode=$2 tap=stress pid r
 	shift 2
+	case "${1:-}" in *.bats) ;; *) tap=$1; shift ;; esac
 	OFFS_ARTIFACTS=$dir OFFS_STRESS=$mode \
-		setsid bats --tap --timing --print-output-on-failure "$@" \
-		> "$dir/stress.tap" 2> "$dir/stress.stderr" &
+		setsid bats --tap --timing --print-output-on-failure "${bats_opts[@]}" "$@" \
+		> "$dir/$tap.tap" 2> "$dir/$tap.stderr" &
 	pid=$!
 	wait $pid
 	r=$?
@@ -98,9 +104,21 @@ if [ "$parts" != core ]; then
 	fi
 	# No limit per test here (100 load/unload cycles take over an hour on
 	# the debug kernel): the guest's own timeout is the bound.
-	# shellcheck disable=SC2086
-	BATS_TEST_TIMEOUT='' run_bats "$out/long" long \
-		"${suites[@]}" $kmemleak $lockdep tests/guest/99-dmesg.bats || rc=1
+	if [ -z "${OFFS_FILTER:-}" ]; then
+		# shellcheck disable=SC2086
+		BATS_TEST_TIMEOUT='' run_bats "$out/long" long \
+			"${suites[@]}" $kmemleak $lockdep tests/guest/99-dmesg.bats || rc=1
+	else
+		# Only the long suites' tests whose names match; the kmemleak
+		# and lockdep suites and the clean-log check then run whole
+		# (TAP in checks.tap).
+		bats_opts=(--filter "$OFFS_FILTER")
+		BATS_TEST_TIMEOUT='' run_bats "$out/long" long "${suites[@]}" || rc=1
+		bats_opts=()
+		# shellcheck disable=SC2086
+		run_bats "$out/long" short checks $kmemleak $lockdep \
+			tests/guest/99-dmesg.bats || rc=1
+	fi
 	echo "long_suite_seconds $(( $(date +%s) - start ))" >> "$out/long/stress-results.txt"
 elif [ -n "$kmemleak$lockdep" ]; then
 	# After the core suites: the kmemleak and lockdep suites and the

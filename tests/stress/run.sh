@@ -18,8 +18,9 @@
 # limits the core part to those guest suites (a chunk; its results go to
 # <mode>-<kernel>-core-<first suite>), or with OFFS_PARTS=long (and in
 # stress mode) the long part (<mode>-<kernel>-<first suite>);
-# OFFS_FILTER=REGEX limits the core part to the tests of those suites
-# whose names match (tests/guest/run.sh).
+# OFFS_FILTER=REGEX limits the chosen part to the tests of those suites
+# whose names match (bats --filter; in the long part the kmemleak and
+# lockdep suites and the clean-log check still run whole after them).
 #
 # Results: build/stress-results/<mode>-<kernel>[-<parts>]/ (TAP,
 # stress-results.txt, dmesg.txt, kmemleak); a summary with the figures and
@@ -107,6 +108,8 @@ run_one() {
 			say "   kmemleak, log: $(tap_counts "$out/core/stress.tap")"
 	fi
 	[ -d "$out/long" ] && say "   long suites:   $(tap_counts "$out/long/stress.tap")"
+	[ -f "$out/long/checks.tap" ] &&
+		say "   kmemleak, log: $(tap_counts "$out/long/checks.tap")"
 	cat "$out"/core/stress-results.txt "$out"/long/stress-results.txt 2>/dev/null |
 		sed 's/^/     /' | tee -a "$SUMMARY" > /dev/null
 	local splats
