@@ -62,17 +62,15 @@ fi
 lockdep=
 [ -r /proc/lockdep ] && lockdep=tests/guest/debug/81-lockdep.bats
 
-# run_bats DIR MODE [TAPNAME] SUITE...: the suites with OFFS_STRESS=MODE and
-# their artifacts in DIR, in a session of their own (whatever a failed test
-# left running is killed afterwards), TAP to DIR/TAPNAME.tap (default
-# stress).  Any further bats options go in the array bats_opts.
-bats_opts=()
+# run_bats DIR MODE TAPNAME [BATS OPTION...] SUITE...: the suites with
+# OFFS_STRESS=MODE and their artifacts in DIR, in a session of their own
+# (whatever a failed test left running is killed afterwards), TAP to
+# DIR/TAPNAME.tap.
 run_bats() {
-	local dir=$1 mode=$2 tap=stress pid r
-	shift 2
-	case "${1:-}" in *.bats) ;; *) tap=$1; shift ;; esac
+	local dir=$1 mode=$2 tap=$3 pid r
+	shift 3
 	OFFS_ARTIFACTS=$dir OFFS_STRESS=$mode \
-		setsid bats --tap --timing --print-output-on-failure "${bats_opts[@]}" "$@" \
+		setsid bats --tap --timing --print-output-on-failure "$@" \
 		> "$dir/$tap.tap" 2> "$dir/$tap.stderr" &
 	pid=$!
 	wait $pid
@@ -106,15 +104,14 @@ if [ "$parts" != core ]; then
 	# the debug kernel): the guest's own timeout is the bound.
 	if [ -z "${OFFS_FILTER:-}" ]; then
 		# shellcheck disable=SC2086
-		BATS_TEST_TIMEOUT='' run_bats "$out/long" long \
+		BATS_TEST_TIMEOUT='' run_bats "$out/long" long stress \
 			"${suites[@]}" $kmemleak $lockdep tests/guest/99-dmesg.bats || rc=1
 	else
 		# Only the long suites' tests whose names match; the kmemleak
 		# and lockdep suites and the clean-log check then run whole
 		# (TAP in checks.tap).
-		bats_opts=(--filter "$OFFS_FILTER")
-		BATS_TEST_TIMEOUT='' run_bats "$out/long" long "${suites[@]}" || rc=1
-		bats_opts=()
+		BATS_TEST_TIMEOUT='' run_bats "$out/long" long stress \
+			--filter "$OFFS_FILTER" "${suites[@]}" || rc=1
 		# shellcheck disable=SC2086
 		run_bats "$out/long" short checks $kmemleak $lockdep \
 			tests/guest/99-dmesg.bats || rc=1
@@ -124,7 +121,7 @@ elif [ -n "$kmemleak$lockdep" ]; then
 	# After the core suites: the kmemleak and lockdep suites and the
 	# clean-log check.
 	# shellcheck disable=SC2086
-	run_bats "$out/core" short $kmemleak $lockdep tests/guest/99-dmesg.bats || rc=1
+	run_bats "$out/core" short stress $kmemleak $lockdep tests/guest/99-dmesg.bats || rc=1
 fi
 
 # A last kmemleak scan after everything was unloaded (debug kernel).
