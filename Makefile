@@ -37,6 +37,7 @@ help:
 	@echo "make bench [BENCH_SECTIONS=...] [BENCH_KERNEL=rel]  benchmarks against peers in one guest run -> docs/BENCHMARKS.md (other kernels: docs/BENCHMARKS-rel.md)"
 	@echo "make stress                      long stress + fuzz suites, a guest per test kernel"
 	@echo "make test-debug [OFFS_PARTS=core|long] [OFFS_SUITES=\"00-load.bats ...\"] [OFFS_FILTER=REGEX]"
+	@echo "                [OFFS_CFI_DAMAGE=\"COPIES ROUNDS\"]"
 	@echo "                                 every guest suite on a KASAN/lockdep/kmemleak kernel (hours)"
 	@echo "make test-rt [OFFS_PARTS=core|long]"
 	@echo "                                 every guest suite on Debian's 6.12 PREEMPT_RT kernel"

@@ -210,6 +210,16 @@ control_sym() {
 @test "cfi: .eh_frame damaged on disk under running code: refused or used, counted, never a crash" {
 	local d=$BATS_TEST_TMPDIR n=24 rounds=2 seed=$RANDOM libs=() i r built failed
 	[ "${OFFS_STRESS:-short}" != long ] || { n=100; rounds=20; }
+	# OFFS_CFI_DAMAGE="COPIES ROUNDS" sizes it by hand: the long form
+	# takes hours on the debug kernel (docs/RELIABILITY.md).
+	if [ -n "${OFFS_CFI_DAMAGE:-}" ]; then
+		read -r n rounds <<< "$OFFS_CFI_DAMAGE"
+		[[ "$n" =~ ^[1-9][0-9]{0,2}$ && "$rounds" =~ ^[1-9][0-9]{0,2}$ ]] &&
+			[ "$n" -le 200 ] || {
+			echo "OFFS_CFI_DAMAGE=\"$OFFS_CFI_DAMAGE\": want \"COPIES ROUNDS\", COPIES 1-200, ROUNDS 1-999" >&2
+			return 1
+		}
+	fi
 	echo "seed $seed, $n damaged copies, $rounds rounds"
 	# Copies on a tmpfs of their own: distinct files (inodes) on a local
 	# file system, umounted afterwards.

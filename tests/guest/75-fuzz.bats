@@ -30,12 +30,16 @@ teardown_file() {
 }
 
 @test "fuzzer: every input rejected or applied as documented, module healthy" {
-	local n seed out
+	local n seed out limit=1800
 	n=$(stress_dur fuzz)
 	seed=${OFFS_FUZZ_SEED:-$(date +%s)}
+	# A guard against a hang, not a timing check (the fuzzer also gives
+	# up on any one input after 300 s): 10,000 inputs took 113 s on the
+	# debug kernel, 100,000 would take about 1,150 s there.
+	[ "$STRESS_MODE" != long ] || limit=3600
 	offs_load hz=50
 	workload_start -n 2 sleep mutex pipe poll
-	run timeout 1800 "$(stress_bin offs-fuzz)" -n "$n" -s "$seed"
+	run timeout "$limit" "$(stress_bin offs-fuzz)" -n "$n" -s "$seed"
 	out=$output
 	echo "$out"
 	echo "$out" > "$ARTIFACTS/fuzz-$STRESS_MODE.txt"
@@ -46,6 +50,9 @@ teardown_file() {
 	result fuzz rejected "$(awk '$1 == "rejected" { print $2 }' <<< "$out")"
 	result fuzz mismatches "$(awk '$1 == "mismatches" { print $2 }' <<< "$out")"
 	result fuzz seconds "$(awk '$1 == "seconds" { print $2 }' <<< "$out")"
+	result fuzz seconds_health "$(awk '$1 == "seconds_health" { print $2 }' <<< "$out")"
+	result fuzz slowest "$(awk '$1 ~ /^target_/ { print $NF "s", substr($1, 8) }' <<< "$out" |
+		sort -rn | head -n 3 | paste -sd, -)"
 	[ "$(awk '$1 == "inputs" { print $2 }' <<< "$out")" -ge "$n" ]
 	# Still sampling, still consistent, and it unloads.
 	workload_stop
@@ -53,6 +60,22 @@ teardown_file() {
 	run -0 cat $P/stacks
 	assert_line --index 0 "# offsample stacks v3"
 	assert_equal "$(stat_get offcpu)" $(( $(stat_get samples) + $(stat_get dropped) ))
+	run -0 rmmod offsample
+	stress_dmesg_clean
+}
+
+@test "fuzzer: stopped by timeout(1), it restores the parameters and says what it did" {
+	offs_load hz=50
+	run timeout 10 "$(stress_bin offs-fuzz)" -n 100000000 -s 7
+	echo "$output"
+	assert_equal "$status" 124
+	assert_line "interrupted 1"
+	assert_line --regexp '^inputs [1-9][0-9]*$'
+	assert_line --regexp '^target_hz [0-9]+ accepted [0-9]+ rejected [0-9]+ seconds [0-9]+\.[0-9]$'
+	assert_line --regexp '^seconds_health [0-9]+\.[0-9]$'
+	assert_equal "$(cat $PARAM/hz)" 19
+	assert_equal "$(cat $PARAM/max_stacks)" 8192
+	assert_equal "$(cat $PARAM/enabled)" Y
 	run -0 rmmod offsample
 	stress_dmesg_clean
 }

@@ -22,7 +22,11 @@
  *
  * The module must stay healthy: every 500 inputs the /proc files are read
  * in full; at the end sane parameters are restored and the sampler must
- * tick.  Prints "key value" lines; exit status 1 on any mismatch.
+ * tick.  Prints "key value" lines, with the time spent on each target
+ * and on the health checks; exit status 1 on any mismatch.  SIGTERM or
+ * SIGINT (timeout(1)) ends it after the current input: it restores, prints
+ * what it did so far with "interrupted 1" and exits 1.  One input that
+ * takes more than 300 s is a hang: it says which and exits 3.
  *
  * max_stacks, thread_cache and cfi_cache_mb accept at most the limits
  * the module derives from RAM (max_stacks_limit, thread_cache_limit,
@@ -37,6 +41,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -60,6 +65,7 @@ struct target {
 	unsigned long long min, max;
 	const char *restore;		/* the value left at the end */
 	unsigned long inputs, accepted, rejected;
+	double secs;			/* time spent writing and checking */
 };
 
 static struct target targets[] = {
@@ -92,6 +98,8 @@ static struct target targets[] = {
 
 static const char *cgroot = "/sys/fs/cgroup";
 static bool verbose;
+static volatile sig_atomic_t stop;
+static char hang_msg[128];	/* what SIGALRM reports: the current input */
 static unsigned long mismatches, health_checks, reads_odd;
 static unsigned long long rng_state = 88172645463325252ULL;
 
@@ -879,6 +887,37 @@ static void tame(void)
 	}
 }
 
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+/* The watchdog: async-signal-safe, the message was formatted beforehand. */
+static void on_hang(int sig)
+{
+	ssize_t r;
+
+	(void)sig;
+	r = write(STDERR_FILENO, hang_msg, strlen(hang_msg));
+	(void)r;
+	_exit(3);
+}
+
+/* hz and threads_rate change only when an input to them is accepted. */
+static bool may_need_taming(const struct target *t)
+{
+	return !strcmp(t->name, "hz") || !strcmp(t->name, "threads_rate");
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 static void restore(void)
 {
 	char path[256];
@@ -952,10 +991,18 @@ int main(int argc, char **argv)
 	unsigned long n = 10000, i, sent, acc = 0, rej = 0;
 	unsigned long long seed = (unsigned long long)time(NULL);
 	long long t0, t1;
-	struct timespec ts0, ts1;
+	double s0, s1, h, health_secs = 0, tame_secs = 0;
+	/* SA_RESTART: a signal must not turn a write into an EINTR mismatch. */
+	struct sigaction sa = { .sa_handler = on_stop, .sa_flags = SA_RESTART };
+	struct sigaction sa_hang = { .sa_handler = on_hang };
 	unsigned int k;
 	size_t len;
 
+	sigemptyset(&sa.sa_mask);
+	sigemptyset(&sa_hang.sa_mask);
+	if (sigaction(SIGTERM, &sa, NULL) || sigaction(SIGINT, &sa, NULL) ||
+	    sigaction(SIGALRM, &sa_hang, NULL))
+		die("sigaction: %s", strerror(errno));
 	for (i = 1; i < (unsigned long)argc; i++) {
 		if (!strcmp(argv[i], "-n") && i + 1 < (unsigned long)argc)
 			n = strtoul(argv[++i], NULL, 10);
@@ -997,12 +1044,17 @@ int main(int argc, char **argv)
 			targets[k].max = lim;
 	}
 	mk_cgroups();
-	clock_gettime(CLOCK_MONOTONIC, &ts0);
-	for (i = 0, sent = 0; sent < n; i++) {
+	s0 = now();
+	for (i = 0, sent = 0; sent < n && !stop; i++) {
 		/* parameters most of the time, control and the rest less */
 		k = rndn(100) < 85 ? rndn(NPARAMS) :
 				     NPARAMS + rndn(NTARGETS - NPARAMS);
 		len = gen_input(&targets[k]);
+		snprintf(hang_msg, sizeof(hang_msg),
+			 "offs-fuzz: input %lu to %s took more than 300 s: hung\n",
+			 i, targets[k].name);
+		alarm(300);
+		h = now();
 		switch (targets[k].kind) {
 		case K_CONTROL:
 			fuzz_control(&targets[k], len);
@@ -1014,19 +1066,33 @@ int main(int argc, char **argv)
 			fuzz_param(&targets[k], len);
 			break;
 		}
+		targets[k].secs += now() - h;
 		if (verbose) {
 			fprintf(stderr, "%lu %s <- \"", i, targets[k].name);
 			hexdump(in, len, stderr);
 			fprintf(stderr, "\"\n");
 		}
 		sent++;
-		tame();
-		if (i % 500 == 499)
+		if (may_need_taming(&targets[k])) {
+			h = now();
+			tame();
+			tame_secs += now() - h;
+		}
+		alarm(0);
+		if (i % 500 == 499) {
+			snprintf(hang_msg, sizeof(hang_msg),
+				 "offs-fuzz: the health check after input %lu took more than 300 s: hung\n",
+				 i);
+			alarm(300);
+			h = now();
 			health();
+			health_secs += now() - h;
+			alarm(0);
+		}
 	}
 	restore();
 	rm_cgroups();
-	clock_gettime(CLOCK_MONOTONIC, &ts1);
+	s1 = now();
 
 	/* Healthy: files readable, the sampler ticking. */
 	health();
@@ -1039,8 +1105,9 @@ int main(int argc, char **argv)
 	}
 
 	for (k = 0; k < NTARGETS; k++) {
-		printf("target_%s %lu accepted %lu rejected %lu\n", targets[k].name,
-		       targets[k].inputs, targets[k].accepted, targets[k].rejected);
+		printf("target_%s %lu accepted %lu rejected %lu seconds %.1f\n",
+		       targets[k].name, targets[k].inputs, targets[k].accepted,
+		       targets[k].rejected, targets[k].secs);
 		acc += targets[k].accepted;
 		rej += targets[k].rejected;
 	}
@@ -1048,6 +1115,9 @@ int main(int argc, char **argv)
 	       acc + rej, acc, rej);
 	printf("odd_reads %lu\nhealth_checks %lu\nmismatches %lu\n",
 	       reads_odd, health_checks, mismatches);
-	printf("seconds %.1f\n", (ts1.tv_sec - ts0.tv_sec) + (ts1.tv_nsec - ts0.tv_nsec) / 1e9);
-	return mismatches ? 1 : 0;
+	printf("seconds %.1f\nseconds_health %.1f\nseconds_tame %.1f\n",
+	       s1 - s0, health_secs, tame_secs);
+	if (stop)
+		printf("interrupted 1\n");
+	return mismatches || stop ? 1 : 0;
 }

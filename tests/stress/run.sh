@@ -21,6 +21,8 @@
 # OFFS_FILTER=REGEX limits the chosen part to the tests of those suites
 # whose names match (bats --filter; in the long part the kmemleak and
 # lockdep suites and the clean-log check still run whole after them).
+# OFFS_CFI_DAMAGE="COPIES ROUNDS" sizes 56-cfi's damaged-.eh_frame test
+# (short 24 2, long 100 20; the debug kernel's form: docs/RELIABILITY.md).
 #
 # Results: build/stress-results/<mode>-<kernel>[-<parts>]/ (TAP,
 # stress-results.txt, dmesg.txt, kmemleak); a summary with the figures and
@@ -92,6 +94,7 @@ run_one() {
 		"$runner" "$@" "$karg" "$out" -- env ${core_tmo:+BATS_TEST_TIMEOUT=$core_tmo} \
 			${OFFS_SUITES:+OFFS_SUITES="$OFFS_SUITES"} \
 			${OFFS_FILTER:+OFFS_FILTER="$OFFS_FILTER"} \
+			${OFFS_CFI_DAMAGE:+OFFS_CFI_DAMAGE="$OFFS_CFI_DAMAGE"} \
 			tests/stress/guest.sh "$what" "$out"
 		rc=$?
 		# The kernel's own boot splat (guest.sh): boot again, twice at most.
