@@ -35,7 +35,7 @@ teardown_file() {
 	seed=${OFFS_FUZZ_SEED:-$(date +%s)}
 	# A guard against a hang, not a timing check (the fuzzer also gives
 	# up on any one input after 300 s): 10,000 inputs took 113 s on the
-	# debug kernel, 100,000 would take about 1,150 s there.
+	# debug kernel, 100,000 took 1,347 s there (docs/RELIABILITY.md).
 	[ "$STRESS_MODE" != long ] || limit=3600
 	offs_load hz=50
 	workload_start -n 2 sleep mutex pipe poll
