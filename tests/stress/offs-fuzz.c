@@ -99,6 +99,7 @@ static struct target targets[] = {
 static const char *cgroot = "/sys/fs/cgroup";
 static bool verbose;
 static volatile sig_atomic_t stop;
+#define HANG_SECS 300	/* one input or health check longer than this: hung */
 static char hang_msg[128];	/* what SIGALRM reports: the current input */
 static unsigned long mismatches, health_checks, reads_odd;
 static unsigned long long rng_state = 88172645463325252ULL;
@@ -904,6 +905,20 @@ static void on_hang(int sig)
 	_exit(3);
 }
 
+/*
+ * Arm the watchdog for one step: on_hang() reports the message formatted
+ * here if the step has not called alarm(0) within HANG_SECS.
+ */
+static void watchdog_arm(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(hang_msg, sizeof(hang_msg), fmt, ap);
+	va_end(ap);
+	alarm(HANG_SECS);
+}
+
 /* hz and threads_rate change only when an input to them is accepted. */
 static bool may_need_taming(const struct target *t)
 {
@@ -1050,10 +1065,8 @@ int main(int argc, char **argv)
 		k = rndn(100) < 85 ? rndn(NPARAMS) :
 				     NPARAMS + rndn(NTARGETS - NPARAMS);
 		len = gen_input(&targets[k]);
-		snprintf(hang_msg, sizeof(hang_msg),
-			 "offs-fuzz: input %lu to %s took more than 300 s: hung\n",
-			 i, targets[k].name);
-		alarm(300);
+		watchdog_arm("offs-fuzz: input %lu to %s took more than %d s: hung\n",
+			     i, targets[k].name, HANG_SECS);
 		h = now();
 		switch (targets[k].kind) {
 		case K_CONTROL:
@@ -1080,10 +1093,8 @@ int main(int argc, char **argv)
 		}
 		alarm(0);
 		if (i % 500 == 499) {
-			snprintf(hang_msg, sizeof(hang_msg),
-				 "offs-fuzz: the health check after input %lu took more than 300 s: hung\n",
-				 i);
-			alarm(300);
+			watchdog_arm("offs-fuzz: the health check after input %lu took more than %d s: hung\n",
+				     i, HANG_SECS);
 			h = now();
 			health();
 			health_secs += now() - h;
