@@ -210,8 +210,9 @@ control_sym() {
 @test "cfi: .eh_frame damaged on disk under running code: refused or used, counted, never a crash" {
 	local d=$BATS_TEST_TMPDIR n=24 rounds=2 seed=$RANDOM libs=() i r built failed
 	[ "${OFFS_STRESS:-short}" != long ] || { n=100; rounds=20; }
-	# OFFS_CFI_DAMAGE="COPIES ROUNDS" sizes it by hand: the long form
-	# takes hours on the debug kernel (docs/RELIABILITY.md).
+	# OFFS_CFI_DAMAGE="COPIES ROUNDS" sizes it by hand: on the debug
+	# kernel "100 3" took 627 s, the long form about 45 min by that rate
+	# (docs/RELIABILITY.md).
 	if [ -n "${OFFS_CFI_DAMAGE:-}" ]; then
 		read -r n rounds <<< "$OFFS_CFI_DAMAGE"
 		[[ "$n" =~ ^[1-9][0-9]{0,2}$ && "$rounds" =~ ^[1-9][0-9]{0,2}$ ]] &&
