@@ -11,7 +11,8 @@
  * A runnable task waiting for a CPU cannot be pinned that way (the run
  * queue lock is not available to modules).  It gets an optimistic unwind;
  * if its context-switch count or on_cpu changed meanwhile the result is
- * thrown away (OFFS_PIN_RACED).  Blocked tasks get the same re-check after
+ * thrown away (OFFS_PIN_RACED), and KASAN does not report its walk (a
+ * stack in use again, see offs_pin_capture()).  Blocked tasks get the same re-check after
  * their unwind, as a guard: it must never fire for them.
  *
  * The user stack is walked here too, under pi_lock: a blocked thread
@@ -21,6 +22,7 @@
  * its switch count yet).  Only the walk: mapping the addresses to files
  * needs the mmap lock and happens later (ustack.c).
  */
+#include <linux/kasan.h>
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
 #include <linux/sched/task_stack.h>
@@ -192,8 +194,27 @@ enum offs_pin offs_pin_capture(struct task_struct *t, struct offs_sample *s,
 	 * full_uwalk_ns): a clock read costs about as much as a short walk.
 	 */
 	c0 = s->timed ? local_clock() : 0;
+	/*
+	 * A run-queue waiter may be picked and run on another CPU while we
+	 * walk its stack, so the walk may read stack words that are in use
+	 * again, some of them KASAN redzones of live frames.  That is
+	 * harmless (every read stays inside the task's stack, and the
+	 * re-check below throws the result away), and the unwinder reads
+	 * other tasks' stack words with READ_ONCE_NOCHECK for this reason,
+	 * but not the saved registers' cs it tests with user_mode(), nor do
+	 * we (offs_unwind_at_user()).  Found on the debug kernel: a KASAN
+	 * stack-out-of-bounds report in unwind_next_frame() while user
+	 * spinners were preempted and picked (59-oncpu, docs/RELIABILITY.md).
+	 * So KASAN reports are off for this walk only, the way kmemleak
+	 * scans memory that may be poisoned; a blocked task's walk keeps
+	 * them, as its stack must not change.  No-ops without KASAN.
+	 */
+	if (pin == OFFS_PIN_RUNQ)
+		kasan_disable_current();
 	s->depth = offs_unwind_kernel(t, s->ips, max_depth, &s->truncated,
 				      s->kcache);
+	if (pin == OFFS_PIN_RUNQ)
+		kasan_enable_current();
 	c1 = s->timed ? local_clock() : 0;
 	s->ns_kstack += c1 - c0;
 	if (!s->kthread)
