@@ -12,8 +12,9 @@
  * queue lock is not available to modules).  It gets an optimistic unwind;
  * if its context-switch count or on_cpu changed meanwhile the result is
  * thrown away (OFFS_PIN_RACED), and KASAN does not report its walk (a
- * stack in use again, see offs_pin_capture()).  Blocked tasks get the same re-check after
- * their unwind, as a guard: it must never fire for them.
+ * stack in use again, see offs_pin_capture()).  Blocked tasks get the
+ * same re-check after their unwind, as a guard: it must never fire for
+ * them.
  *
  * The user stack is walked here too, under pi_lock: a blocked thread
  * cannot run while it is walked, so its user stack is exactly the one of
