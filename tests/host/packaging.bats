@@ -56,7 +56,11 @@ snapshot() {
 }
 
 @test "packaging: dkms.conf, sourced like dkms does, has the package, VERSION and the DKMS settings" {
-	run bash -c 'kernelver=6.1.0-56-amd64 arch=x86_64 kernel_source_dir=/lib/modules/6.1.0-56-amd64/build
+	# The release DKMS passes: the installed 6.1 (a name that does not
+	# exist would do as well; nothing is read from its tree here).
+	local k61
+	k61=$("$TOP/tests/vm/kernels.sh" series 6.1 --headers)
+	run bash -c 'kernelver=$1 arch=x86_64 kernel_source_dir=/lib/modules/$1/build
 		. ./dkms.conf
 		echo "name=$PACKAGE_NAME"; echo "version=$PACKAGE_VERSION"; echo "auto=$AUTOINSTALL"
 		echo "built=${BUILT_MODULE_NAME[0]} at ${BUILT_MODULE_LOCATION[0]}"
@@ -66,15 +70,15 @@ snapshot() {
 			5.10.0-30-amd64 5.19.1 6.0.19 4.19.0-27-amd64 5.4.0-200-generic 5.9.16 \
 			7.0.0 16.1.0 15.10.1; do
 			[[ $k =~ $BUILD_EXCLUSIVE_KERNEL ]] && echo "builds $k" || echo "refuses $k"
-		done'
+		done' _ "$k61"
 	assert_success
 	assert_line "name=offsample"
 	assert_line "version=$VERSION"
 	assert_line "auto=yes"
-	assert_line "built=offsample at build/6.1.0-56-amd64"
+	assert_line "built=offsample at build/$k61"
 	assert_line "dest=/updates/dkms"
-	assert_line --partial "make=make -f packaging/dkms.mk KDIR=/lib/modules/6.1.0-56-amd64/build"
-	assert_line --partial "clean=make -f packaging/dkms.mk KDIR=/lib/modules/6.1.0-56-amd64/build clean"
+	assert_line --partial "make=make -f packaging/dkms.mk KDIR=/lib/modules/$k61/build"
+	assert_line --partial "clean=make -f packaging/dkms.mk KDIR=/lib/modules/$k61/build clean"
 	for k in 6.1.0-56-amd64 6.12.117+deb12-amd64 6.12.117+deb12-rt-amd64 6.18.3 6.20.1 \
 		5.10.0-30-amd64 5.19.1 6.0.19; do
 		assert_line "builds $k"
