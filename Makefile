@@ -39,9 +39,11 @@ help:
 	@echo "make test-debug [OFFS_PARTS=core|long] [OFFS_SUITES=\"00-load.bats ...\"] [OFFS_FILTER=REGEX]"
 	@echo "                [OFFS_CFI_DAMAGE=\"COPIES ROUNDS\"]"
 	@echo "                                 every guest suite on a KASAN/lockdep/kmemleak kernel (hours)"
+	@echo "make test-atomic [OFFS_PARTS=core|long] [OFFS_SUITES=...] [OFFS_FILTER=REGEX]"
+	@echo "                                 guest suites on Debian's 6.1 built with DEBUG_ATOMIC_SLEEP"
 	@echo "make test-rt [OFFS_PARTS=core|long]"
 	@echo "                                 every guest suite on Debian's 6.12 PREEMPT_RT kernel"
-	@echo "make test-matrix                 every guest suite on Debian bullseye's 5.10 (docs/MATRIX.md)"
+	@echo "make test-matrix [OFFS_SUITES=...] every guest suite (or those) on Debian bullseye's 5.10 (docs/MATRIX.md)"
 	@echo "make clean                       remove build/"
 	@$(MAKE) --no-print-directory help-packaging
 
@@ -65,7 +67,7 @@ $(BUILD)/%/offsample.ko: $(MODSRC) $(TOP)/VERSION $(TOP)/module/probe.sh $(wildc
 workload: $(BUILD)/offsample-workload $(BUILD)/offsample-ustack $(BUILD)/offsample-ustack-nofp \
 	$(BUILD)/offsample-withpid $(BUILD)/offsample-safety $(BUILD)/offsample-workload-nofp \
 	$(BUILD)/offsample-blockers $(BUILD)/offsample-oncpu \
-	$(BUILD)/offsample-cfilib.so $(BUILD)/offsample-cfihost
+	$(BUILD)/offsample-cfilib.so $(BUILD)/offsample-cfihost $(BUILD)/offsample-cfibomb
 $(BUILD)/offsample-workload: $(TOP)/tests/workload/offsample-workload.c
 	@mkdir -p $(BUILD)
 	$(CC) -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
@@ -86,6 +88,12 @@ $(BUILD)/offsample-cfilib.so: $(TOP)/tests/workload/offsample-cfilib.c
 $(BUILD)/offsample-cfihost: $(TOP)/tests/workload/offsample-cfihost.c
 	@mkdir -p $(BUILD)
 	$(CC) -O2 -g -Wall -Wextra -Werror -pthread -o $@ $< -ldl
+
+# Files whose .eh_frame makes the CFI compiler work hard, and a process
+# that maps them (57-cfi-bounds.bats; tests/host/ucfi.bats).
+$(BUILD)/offsample-cfibomb: $(TOP)/tests/workload/offsample-cfibomb.c
+	@mkdir -p $(BUILD)
+	$(CC) -O2 -Wall -Wextra -Werror -o $@ $<
 
 # User-stack test program, with and without frame pointers.
 $(BUILD)/offsample-ustack: $(TOP)/tests/workload/offsample-ustack.c

@@ -11,8 +11,11 @@
 #                     whole guest suite and the long stress suite on it
 #   make test-rt      the whole guest suite and the long stress suite on
 #                     Debian's 6.12 PREEMPT_RT kernel
+#   make test-atomic  build (once, cached in OFFS_DEBUG_CACHE/atomic)
+#                     Debian's 6.1 with voluntary preemption and
+#                     DEBUG_ATOMIC_SLEEP, then run the guest suites on it
 #
-# OFFS_PARTS=core|long (default both) splits test-debug and test-rt into
+# OFFS_PARTS=core|long (default both) splits test-debug, test-atomic and test-rt into
 # two boots: `make test-debug OFFS_PARTS=core`, then OFFS_PARTS=long (the
 # whole debug run takes hours under emulation).  OFFS_SUITES="00-load.bats
 # 45-cache.bats ..." limits the core part to those guest suites (on the
@@ -22,7 +25,7 @@
 # 75-fuzz.bats) run in `make test` like every guest suite; their helper
 # programs are built with the workload.
 
-.PHONY: stress test-debug test-rt test-matrix stress-helpers
+.PHONY: stress test-debug test-atomic test-rt test-matrix stress-helpers
 
 STRESS_HELPERS := $(BUILD)/stress/offs-churn $(BUILD)/stress/offs-fuzz \
 	$(BUILD)/stress/offs-memhog
@@ -40,6 +43,9 @@ stress:
 
 test-debug:
 	@$(TOP)/tests/stress/run.sh debug
+
+test-atomic:
+	@$(TOP)/tests/stress/run.sh atomic
 
 test-rt:
 	@$(TOP)/tests/stress/run.sh rt

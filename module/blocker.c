@@ -35,6 +35,10 @@
  * cannot see which one a task waits on without CONFIG_DEBUG_MUTEXES
  * (task->blocked_on), off on the kernels we support.
  *
+ * At most OFFS_BLK_PENDING observations are kept per tick, shared fairly
+ * between processes (offs_blk_share()): one process with thousands of
+ * lock waiters cannot take them from everyone visited after it.
+ *
  * Sampler kthread only: no locking of its own.  Holders found during the
  * walk are referenced (get_task_struct()) until the end of the tick.
  */
@@ -47,6 +51,7 @@
 #include <linux/uaccess.h>
 #include <linux/futex.h>
 #include <linux/string.h>
+#include <linux/sort.h>
 #include <linux/sched/clock.h>
 #include <asm/unistd.h>
 
@@ -101,6 +106,97 @@ struct offs_blk_pending {
 
 static struct offs_blk_pending offs_blk_pend[OFFS_BLK_PENDING];
 static unsigned int offs_blk_npend;
+
+/*
+ * Fair shares of OFFS_BLK_PENDING.  Threads are visited process by
+ * process, so without a share the first processes of the walk could take
+ * every slot.  A process may keep at most offs_blk_level observations in a
+ * tick: the max-min fair level of the previous tick's demands (processes
+ * that asked for less than an equal share get what they asked for, the
+ * others share the rest equally).  The demands of OFFS_BLK_PROCS processes
+ * are remembered per tick; any more are counted as wanting everything.
+ * Lookups in a tick stay within OFFS_BLK_PENDING whatever the shares say
+ * (demands may jump from one tick to the next).
+ */
+#define OFFS_BLK_PROCS		256
+
+static u32 offs_blk_demand[OFFS_BLK_PROCS];
+static unsigned int offs_blk_nproc;	/* demands remembered this tick */
+static unsigned int offs_blk_more;	/* processes beyond those */
+static pid_t offs_blk_tgid;		/* the process being visited, 0: none */
+static u32 *offs_blk_cur;		/* its demand, NULL if not remembered */
+static unsigned int offs_blk_run;	/* its lookups this tick */
+static unsigned int offs_blk_looks;	/* everyone's lookups this tick */
+static unsigned int offs_blk_level = OFFS_BLK_PENDING;
+
+static int offs_u32_cmp(const void *a, const void *b)
+{
+	u32 x = *(const u32 *)a, y = *(const u32 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The fair level for the demands of a tick (sorts them). */
+static unsigned int offs_blk_fair_level(u32 *d, unsigned int n,
+					unsigned int more)
+{
+	unsigned int left = OFFS_BLK_PENDING, i, share;
+
+	sort(d, n, sizeof(*d), offs_u32_cmp, NULL);
+	for (i = 0; i < n; i++) {
+		share = left / (n + more - i);
+		if (d[i] > share)
+			return max(share, 1U);
+		left -= d[i];
+	}
+	return more ? max(left / more, 1U) : OFFS_BLK_PENDING;
+}
+
+/*
+ * A lock wait of a thread of tgid is about to be looked up: count the
+ * process's demand, and say whether its share allows one more.
+ */
+static bool offs_blk_share(pid_t tgid)
+{
+	if (tgid != offs_blk_tgid) {
+		offs_blk_tgid = tgid;
+		offs_blk_run = 0;
+		if (offs_blk_nproc < OFFS_BLK_PROCS) {
+			offs_blk_cur = &offs_blk_demand[offs_blk_nproc++];
+			*offs_blk_cur = 0;
+		} else {
+			offs_blk_cur = NULL;
+			offs_blk_more++;
+		}
+	}
+	if (offs_blk_cur)
+		(*offs_blk_cur)++;
+	if (offs_blk_run >= offs_blk_level || offs_blk_looks >= OFFS_BLK_PENDING)
+		return false;
+	offs_blk_run++;
+	offs_blk_looks++;
+	return true;
+}
+
+/* The share of the next tick, from this tick's demands. */
+static void offs_blk_share_tick_end(void)
+{
+	/* Read locklessly by stats. */
+	WRITE_ONCE(offs_blk_level, offs_blk_nproc || offs_blk_more ?
+		   offs_blk_fair_level(offs_blk_demand, offs_blk_nproc, offs_blk_more) :
+		   OFFS_BLK_PENDING);
+	offs_blk_nproc = 0;
+	offs_blk_more = 0;
+	offs_blk_tgid = 0;
+	offs_blk_cur = NULL;
+	offs_blk_run = 0;
+	offs_blk_looks = 0;
+}
+
+unsigned int offs_blk_share_level(void)
+{
+	return READ_ONCE(offs_blk_level);
+}
 
 /* The futex command of a futex() call (op without PRIVATE and CLOCK flags). */
 static int offs_futex_cmd(unsigned long op)
@@ -246,7 +342,7 @@ void offs_blk_note(struct task_struct *t, const struct offs_fxwait *fx,
 
 	if (fx->cand == OFFS_FX_NONE || !rec || !READ_ONCE(offs_blockers))
 		return;
-	if (offs_blk_npend >= OFFS_BLK_PENDING) {
+	if (!offs_blk_share(t->tgid) || offs_blk_npend >= OFFS_BLK_PENDING) {
 		OFFS_STAT_ADD(blk_dropped, 1);
 		return;
 	}
@@ -395,4 +491,5 @@ void offs_blk_tick_end(struct task_struct * const *snap,
 	}
 	mutex_unlock(&offs_table_lock);
 	offs_blk_npend = 0;
+	offs_blk_share_tick_end();
 }

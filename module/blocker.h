@@ -67,6 +67,7 @@ struct offs_snap_out {
 void offs_blk_fxwait(const struct offs_sample *s, struct offs_fxwait *fx);
 void offs_blk_note(struct task_struct *t, const struct offs_fxwait *fx,
 		   struct offs_rec *rec, unsigned int idx, unsigned long ncsw);
+unsigned int offs_blk_share_level(void);
 void offs_blk_tick_end(struct task_struct * const *snap,
 		       const struct offs_snap_out *out, unsigned int n);
 

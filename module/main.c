@@ -43,6 +43,7 @@ unsigned int offs_max_user_depth = 32;
 unsigned int offs_max_retired = 4;
 unsigned int offs_threads_rate = 20000;
 unsigned int offs_cfi_cache_mb = 64;
+unsigned int offs_cfi_build_ms = 1000;
 unsigned int offs_config_seq;
 
 /* Set once init is done: from then on parameters are written from sysfs. */
@@ -225,6 +226,10 @@ static struct offs_range_param offs_threads_rate_range = {
 	&offs_threads_rate, 1, OFFS_THREADS_RATE_MAX, false,
 };
 
+static struct offs_range_param offs_cfi_build_ms_range = {
+	&offs_cfi_build_ms, 10, 60000, false,
+};
+
 /* The largest cfi_cache_mb this machine allows: 1/16 of RAM. */
 unsigned int offs_cfi_cache_limit(void)
 {
@@ -251,6 +256,16 @@ static int offs_set_cfi_cache(const char *val, const struct kernel_param *kp)
 	if (READ_ONCE(offs_live))
 		offs_ucache_shrink();
 	return 0;
+}
+
+/* Files that failed for want of time are tried again with the new budget. */
+static int offs_set_cfi_build_ms(const char *val, const struct kernel_param *kp)
+{
+	int err = offs_set_range(val, kp);
+
+	if (!err && READ_ONCE(offs_live))
+		offs_ucache_retry();
+	return err;
 }
 
 static int offs_set_cgroup(const char *val, const struct kernel_param *kp)
@@ -410,6 +425,10 @@ static const struct kernel_param_ops offs_range_ops = {
 	.set = offs_set_range, .get = offs_get_range,
 };
 
+static const struct kernel_param_ops offs_cfi_build_ms_ops = {
+	.set = offs_set_cfi_build_ms, .get = offs_get_range,
+};
+
 static const struct kernel_param_ops offs_cfi_cache_ops = {
 	.set = offs_set_cfi_cache, .get = param_get_uint,
 };
@@ -462,6 +481,8 @@ module_param_cb(threads_rate, &offs_range_ops, &offs_threads_rate_range, 0644);
 MODULE_PARM_DESC(threads_rate, "Thread stacks the threads file unwinds per second, all readers together, 1..10000000 (default 20000)");
 module_param_cb(cfi_cache_mb, &offs_cfi_cache_ops, &offs_cfi_cache_mb, 0644);
 MODULE_PARM_DESC(cfi_cache_mb, "MiB of compiled .eh_frame tables for user stacks without frame pointers, 0..1/16 of RAM (default 64, 0: frame pointers only)");
+module_param_cb(cfi_build_ms, &offs_cfi_build_ms_ops, &offs_cfi_build_ms_range, 0644);
+MODULE_PARM_DESC(cfi_build_ms, "CPU time one .eh_frame table build may take before it fails, ms, 10..60000 (default 1000)");
 module_param_cb(blockers, &offs_bool_ops, &offs_blockers, 0644);
 MODULE_PARM_DESC(blockers, "Name the holder of a user-space lock a sampled thread waits for (glibc mutex, rwlock, PI futex) and count waiter -> holder edges (default 1)");
 module_param_cb(kstack_cache, &offs_bool_ops, &offs_kstack_cache, 0644);

@@ -67,7 +67,7 @@ static void offs_oncpu_fn(void *arg)
 	offs_user_regs(t, s);
 	if (umode)
 		s->syscall = -1;	/* in user code, not in a system call */
-	/* t is current: its mm is the one copy_from_user_nofault() reads. */
+	/* t is current: its mm is the one loaded here (see offs_umm_read()). */
 	offs_user_walk(t, s);
 }
 

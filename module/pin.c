@@ -90,9 +90,10 @@ static unsigned int offs_max_udepth(void)
 
 /*
  * Walk t's user stack from the registers s holds, in s->umm, which must be
- * the address space the caller reads with copy_from_user_nofault(): the
- * sampler's entered one (t pinned), or t's own (oncpu.c, t == current in
- * an interrupt).  Nofault reads only: any context, IRQs off included.
+ * the address space loaded on this CPU: the sampler's entered one (t
+ * pinned), or t's own (oncpu.c, t == current in an interrupt); t->mm is
+ * checked to be it (see offs_umm_read()).  Nofault reads only: any
+ * context, IRQs off included.
  */
 void offs_user_walk(struct task_struct *t, struct offs_sample *s)
 {

@@ -47,6 +47,7 @@
 #include "ustack.h"
 #include "wobj.h"
 #include "ucache.h"
+#include "blocker.h"
 
 #define OFFS_PROC_DIR	"offsample"
 
@@ -990,6 +991,14 @@ static int offs_stats_show(struct seq_file *m, void *v)
 	OFFS_SHOW("cfi_deferred", READ_ONCE(offs_ucache_stats.deferred));
 	OFFS_SHOW("cfi_evicted", READ_ONCE(offs_ucache_stats.evicted));
 	OFFS_SHOW("cfi_build_ns", READ_ONCE(offs_ucache_stats.build_ns));
+	OFFS_SHOW("cfi_build_cpu_ns", READ_ONCE(offs_ucache_stats.build_cpu_ns));
+	OFFS_SHOW("cfi_build_cpu_max_ns", READ_ONCE(offs_ucache_stats.build_cpu_max_ns));
+	OFFS_SHOW("cfi_build_ms", READ_ONCE(offs_cfi_build_ms));
+	OFFS_SHOW("cfi_over_work", READ_ONCE(offs_ucache_stats.over_work));
+	OFFS_SHOW("cfi_over_time", READ_ONCE(offs_ucache_stats.over_time));
+	OFFS_SHOW("cfi_cancelled", READ_ONCE(offs_ucache_stats.cancelled));
+	OFFS_SHOW("cfi_throttled", READ_ONCE(offs_ucache_stats.throttled));
+	OFFS_SHOW("cfi_failed_known", READ_ONCE(offs_ucache_stats.failed_known));
 	OFFS_SHOW("wobj_dropped", READ_ONCE(st->wobj_dropped));
 	OFFS_SHOW("wobj_fd_closed", READ_ONCE(st->wobj_fd_closed));
 	OFFS_SHOW("blockers", READ_ONCE(offs_blockers));
@@ -1000,6 +1009,7 @@ static int offs_stats_show(struct seq_file *m, void *v)
 	OFFS_SHOW("blocker_read_failed", READ_ONCE(st->blk_read_failed));
 	OFFS_SHOW("blocker_raced", READ_ONCE(st->blk_raced));
 	OFFS_SHOW("blocker_dropped", READ_ONCE(st->blk_dropped));
+	OFFS_SHOW("blocker_share", offs_blk_share_level());
 	OFFS_SHOW("blocker_ns_total", READ_ONCE(st->blk_ns_total));
 	OFFS_SHOW("oncpu_sampling", READ_ONCE(offs_oncpu));
 	OFFS_SHOW("oncpu_sampled", READ_ONCE(st->oncpu_sampled));

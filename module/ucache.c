@@ -19,6 +19,21 @@
  * number of entries is bounded too (OFFS_UCACHE_MAX_ENTS, failed ones
  * included: the least recently used goes), and so are the builds queued.
  *
+ * CPU is bounded as well, since any user can map a file it wrote: a build
+ * does work linear in the file's .eh_frame (ucfi.h), lets the scheduler in
+ * every few hundred steps (call-frame instructions, records, sort steps)
+ * and ends when it has used cfi_build_ms of CPU (failed, counted); builds
+ * together take at most a quarter of one CPU over time: a build starts
+ * only once the builds' CPU credit (OFFS_UCACHE_BURST_NS at most, refilled
+ * at a quarter of the time that passes) holds its whole budget, so a burst
+ * is at most the credit plus one budget; and a file whose build failed
+ * for a reason of its own is remembered by a fingerprint after its entry
+ * is evicted, so that no set of files can keep the worker rebuilding
+ * them.  rmmod stops a build at its next check, or a wait for credit at
+ * once, instead of waiting for it; it still waits for a read of the file
+ * in progress (only a file system that does not answer makes that long:
+ * FUSE is not read at all).
+ *
  * Locking: offs_ucache_lock (a mutex) protects the hash, the LRU list,
  * reference counts and totals; users are the sampler kthread (no lock of a
  * sampled task held: see umm.c) and the build work items.  The table
@@ -33,6 +48,9 @@
 #include <linux/workqueue.h>
 #include <linux/mutex.h>
 #include <linux/ktime.h>
+#include <linux/hash.h>
+#include <linux/sched.h>
+#include <linux/sizes.h>
 
 #include "offsample.h"
 #include "ucfi.h"
@@ -41,6 +59,19 @@
 #define OFFS_UCACHE_BITS	10
 #define OFFS_UCACHE_MAX_ENTS	8192	/* failed entries included */
 #define OFFS_UCACHE_MAX_JOBS	32	/* builds queued or running */
+/* Builds' CPU: a burst of this much, then 1/OFFS_UCACHE_DUTY of a CPU. */
+#define OFFS_UCACHE_BURST_NS	(4 * NSEC_PER_SEC)
+#define OFFS_UCACHE_DUTY	4
+/*
+ * Fingerprints of failed files whose entries were evicted: 8,192 sets of
+ * 4, most recent first (256 KiB, allocated at load).  Four times the
+ * entry bound: a loop of rebuilds would need that many failing files
+ * mapped by sampled processes, and builds' CPU is bounded anyway.
+ */
+#define OFFS_UCACHE_FP_BITS	13
+#define OFFS_UCACHE_FP_WAYS	4
+/* The page cache is read in pieces this large, rmmod looked at between. */
+#define OFFS_UCACHE_READ_CHUNK	SZ_1M
 
 enum { OFFS_UCFI_PENDING, OFFS_UCFI_READY, OFFS_UCFI_FAILED };
 
@@ -57,6 +88,8 @@ struct offs_ucfi_ent {
 	unsigned int refs;		/* sessions of the sampler using it */
 	u8 state;
 	bool cancelled;			/* built at cfi_cache_mb=0: free at refs 0 */
+	bool lasting;			/* failed for good: remember when evicted */
+	s16 err;			/* why it failed (state FAILED), 0 else */
 	struct offs_cfi_table *table;	/* set once, release */
 };
 
@@ -73,6 +106,12 @@ static unsigned int offs_ucache_nents;
 static unsigned int offs_ucache_jobs;
 static size_t offs_ucache_bytes;	/* tables of ready entries */
 static struct workqueue_struct *offs_ucache_wq;
+static bool offs_ucache_stopping;	/* rmmod: builds end at their next check */
+/* CPU time builds may still take (may go below 0), refilled at credit_at. */
+static s64 offs_ucache_credit = OFFS_UCACHE_BURST_NS;
+static u64 offs_ucache_credit_at;
+static u64 (*offs_ucache_fps)[OFFS_UCACHE_FP_WAYS];
+#define OFFS_UCACHE_FP_BYTES	(sizeof(*offs_ucache_fps) << OFFS_UCACHE_FP_BITS)
 
 struct offs_ucache_stats offs_ucache_stats;
 
@@ -88,6 +127,44 @@ static void offs_ucfi_key(struct file *file, struct offs_ucfi_ent *k)
 	k->ctime = offs_inode_ctime(inode);
 	k->hash = jhash_3words(k->dev, (u32)k->ino, (u32)k->size ^ k->gen,
 			       (u32)k->mtime.tv_nsec);
+}
+
+/* A 64-bit fingerprint of a file's identity, never 0. */
+static u64 offs_ucfi_fp(const struct offs_ucfi_ent *k)
+{
+	u32 w[8] = {
+		k->dev, (u32)k->ino, (u32)(k->ino >> 32), k->gen, (u32)k->size,
+		(u32)((u64)k->size >> 32), (u32)k->mtime.tv_nsec ^ (u32)k->mtime.tv_sec,
+		(u32)k->ctime.tv_nsec ^ (u32)k->ctime.tv_sec,
+	};
+
+	return ((u64)jhash2(w, ARRAY_SIZE(w), 0x6f666673) << 32 |
+		jhash2(w, ARRAY_SIZE(w), 0x63666921)) | 1;
+}
+
+/* Was a file of this fingerprint evicted after failing?  Lock held. */
+static bool offs_ucfi_fp_known(u64 fp)
+{
+	u64 *set = offs_ucache_fps[hash_64(fp, OFFS_UCACHE_FP_BITS)];
+	unsigned int i;
+
+	for (i = 0; i < OFFS_UCACHE_FP_WAYS; i++)
+		if (set[i] == fp)
+			return true;
+	return false;
+}
+
+/* Remember a failed file whose entry goes (the oldest in its set goes). */
+static void offs_ucfi_fp_add(u64 fp)
+{
+	u64 *set = offs_ucache_fps[hash_64(fp, OFFS_UCACHE_FP_BITS)];
+	unsigned int i;
+
+	if (offs_ucfi_fp_known(fp))
+		return;
+	for (i = OFFS_UCACHE_FP_WAYS - 1; i > 0; i--)
+		set[i] = set[i - 1];
+	set[0] = fp;
 }
 
 static bool offs_ucfi_same(const struct offs_ucfi_ent *a,
@@ -146,8 +223,8 @@ static bool offs_ucache_make_room(size_t need)
 
 /*
  * The entry count is at its bound: forget the least recently used entry
- * nobody uses, built or failed (a failed file may then be tried again).
- * offs_ucache_lock held.
+ * nobody uses, built or failed (a failed file's fingerprint is kept: it is
+ * not built again).  offs_ucache_lock held.
  */
 static void offs_ucache_evict_one(void)
 {
@@ -155,6 +232,9 @@ static void offs_ucache_evict_one(void)
 
 	list_for_each_entry_reverse(e, &offs_ucache_lru, lru) {
 		if (!e->refs) {
+			/* Not built again when it comes back: its fingerprint. */
+			if (e->state == OFFS_UCFI_FAILED && e->lasting)
+				offs_ucfi_fp_add(offs_ucfi_fp(e));
 			offs_ucfi_free(e);
 			offs_ucache_stats.evicted++;
 			return;
@@ -162,7 +242,10 @@ static void offs_ucache_evict_one(void)
 	}
 }
 
-/* page-cache reads for the compiler (ucfi.c) */
+/*
+ * Page-cache reads for the compiler (ucfi.c), in pieces: up to 32 MiB of
+ * .eh_frame, perhaps not in memory, and rmmod looks in between.
+ */
 static int offs_ucfi_read(void *ctx, u64 off, void *buf, size_t len)
 {
 	struct file *file = ctx;
@@ -170,7 +253,10 @@ static int offs_ucfi_read(void *ctx, u64 off, void *buf, size_t len)
 	ssize_t n;
 
 	while (len) {
-		n = kernel_read(file, buf, len, &pos);
+		if (READ_ONCE(offs_ucache_stopping))
+			return -ECANCELED;
+		n = kernel_read(file, buf, min_t(size_t, len, OFFS_UCACHE_READ_CHUNK),
+				&pos);
 		if (n < 0)
 			return n;
 		if (!n)
@@ -181,26 +267,133 @@ static int offs_ucfi_read(void *ctx, u64 off, void *buf, size_t len)
 	return 0;
 }
 
+/* The CPU time this task has used (ns; updated at ticks and switches). */
+static u64 offs_self_cpu_ns(void)
+{
+	return READ_ONCE(current->se.sum_exec_runtime);
+}
+
+struct offs_ucfi_budget {
+	u64 cpu0;		/* offs_self_cpu_ns() at the start */
+	u64 limit;		/* ns of CPU the build may take */
+};
+
+/*
+ * Refill the builds' CPU credit: a quarter of the time since the last
+ * refill, up to the burst.  offs_ucache_lock held.
+ */
+static void offs_ucache_refill(void)
+{
+	u64 now = ktime_get_ns();
+	u64 gain = min_t(u64, (now - offs_ucache_credit_at) / OFFS_UCACHE_DUTY,
+			 OFFS_UCACHE_BURST_NS);
+
+	offs_ucache_credit_at = now;
+	offs_ucache_credit = min_t(s64, OFFS_UCACHE_BURST_NS,
+				   offs_ucache_credit + (s64)gain);
+}
+
+/*
+ * Wait until the credit holds a whole budget of limit ns (or the burst,
+ * if the budget is larger), in steps of 20 ms; false on rmmod.  A work
+ * item of our own queue: sleeps, TASK_IDLE (not a load, not a hung task).
+ */
+static bool offs_ucache_wait_credit(u64 limit)
+{
+	s64 need = min_t(u64, limit, OFFS_UCACHE_BURST_NS);
+	bool waited = false, ok;
+
+	for (;;) {
+		mutex_lock(&offs_ucache_lock);
+		offs_ucache_refill();
+		ok = offs_ucache_credit >= need;
+		if (!ok && !waited)
+			offs_ucache_stats.throttled++;
+		mutex_unlock(&offs_ucache_lock);
+		if (ok)
+			return true;
+		if (READ_ONCE(offs_ucache_stopping))
+			return false;
+		waited = true;
+		schedule_timeout_idle(msecs_to_jiffies(20));
+	}
+}
+
+/*
+ * Did the build fail for a reason of the file's own, that another try
+ * would meet again?  Not for no memory, rmmod, a read error, or a table
+ * that does not fit cfi_cache_mb (which may be raised).  -ETIME does
+ * depend on cfi_build_ms: raising it forgets those (offs_ucache_retry()).
+ */
+static bool offs_ucfi_lasting(int err)
+{
+	return err == -ENOEXEC || err == -ENOENT || err == -EINVAL ||
+	       err == -E2BIG || err == -ETIME;
+}
+
+/*
+ * The compiler's check (ucfi.h), every few hundred records and sort
+ * steps: a work item on a kernel that does not preempt kernel code keeps
+ * its CPU until it gives it up, so give it up here if anyone waits; end
+ * the build on rmmod or once it is over its CPU budget.
+ */
+static int offs_ucfi_check(void *ctx)
+{
+	struct offs_ucfi_budget *b = ctx;
+
+	cond_resched();
+	if (READ_ONCE(offs_ucache_stopping))
+		return -ECANCELED;
+	if (offs_self_cpu_ns() - b->cpu0 > b->limit)
+		return -ETIME;
+	return 0;
+}
+
 /* Work item: build one table (process context, may sleep and do I/O). */
 static void offs_ucfi_build_fn(struct work_struct *work)
 {
 	struct offs_ucfi_job *job = container_of(work, struct offs_ucfi_job,
 						 work);
 	struct offs_ucfi_ent *e = job->ent;
+	struct offs_ucfi_budget budget = {
+		.limit = (u64)READ_ONCE(offs_cfi_build_ms) * NSEC_PER_MSEC,
+	};
 	struct offs_cfi_src src = {
 		.read = offs_ucfi_read,
 		.ctx = job->file,
 		.size = i_size_read(file_inode(job->file)),
+		.check = offs_ucfi_check,
+		.check_ctx = &budget,
 	};
 	struct offs_cfi_table *t = NULL;
-	u64 t0 = ktime_get_ns();
-	int err;
+	struct offs_cfi_work cw = { 0 };
+	u64 wall = 0, cpu = 0;
+	int err = -ECANCELED;
 
-	err = offs_cfi_build(&src, &t);
+	/* Queued before rmmod: nothing to build for. */
+	if (!READ_ONCE(offs_ucache_stopping) &&
+	    offs_ucache_wait_credit(budget.limit)) {
+		wall = ktime_get_ns();
+		budget.cpu0 = offs_self_cpu_ns();
+		err = offs_cfi_build(&src, &t, &cw);
+		cpu = offs_self_cpu_ns() - budget.cpu0;
+		wall = ktime_get_ns() - wall;
+	}
 	fput(job->file);
 
 	mutex_lock(&offs_ucache_lock);
-	offs_ucache_stats.build_ns += ktime_get_ns() - t0;
+	offs_ucache_stats.build_ns += wall;
+	offs_ucache_stats.build_cpu_ns += cpu;
+	if (cpu > offs_ucache_stats.build_cpu_max_ns)
+		offs_ucache_stats.build_cpu_max_ns = cpu;
+	offs_ucache_credit -= cpu;
+	if (cw.over)
+		offs_ucache_stats.over_work++;
+	if (err == -ETIME)
+		offs_ucache_stats.over_time++;
+	if (err == -ECANCELED)
+		offs_ucache_stats.cancelled++;
+	e->lasting = offs_ucfi_lasting(err);
 	if (!offs_ucache_cap()) {
 		/*
 		 * cfi_cache_mb was set to 0 while this was built: keep
@@ -218,6 +411,7 @@ static void offs_ucfi_build_fn(struct work_struct *work)
 		goto out;
 	}
 	if (!err && !offs_ucache_make_room(t->bytes)) {
+		/* Depends on cfi_cache_mb, which may be raised: not lasting. */
 		offs_ucache_stats.too_big++;
 		err = -E2BIG;
 	}
@@ -225,6 +419,7 @@ static void offs_ucfi_build_fn(struct work_struct *work)
 	if (err) {
 		offs_cfi_free(t);
 		e->state = OFFS_UCFI_FAILED;
+		e->err = err;
 		offs_ucache_stats.failed++;
 	} else {
 		offs_ucache_bytes += t->bytes;
@@ -256,7 +451,8 @@ static bool offs_ucache_unsafe_fs(struct file *file)
  * The entry for the file a process maps, with a reference (drop it with
  * offs_ucache_put()), or NULL: CFI off, a file on FUSE, or (*retry set)
  * no room for another entry or build just now (OFFS_UCACHE_MAX_JOBS
- * builds queued, the entry bound, no memory).  In the last case the
+ * builds queued, waiting for the builds' CPU credit or running, the
+ * entry bound, no memory).  In the last case the
  * caller unwinds with frame pointers and must not keep the capture as
  * whole: a later tick asks again (a process mapping 40 new libraries at
  * once would otherwise keep short stacks for its sleeping threads).  A
@@ -269,6 +465,8 @@ struct offs_ucfi_ent *offs_ucache_get(struct file *file, bool *retry)
 	struct offs_ucfi_ent key, *e;
 	struct offs_ucfi_job *job;
 	struct hlist_head *bucket;
+	bool known;
+	u64 fp;
 
 	if (!READ_ONCE(offs_cfi_cache_mb) || !offs_ucache_wq ||
 	    offs_ucache_unsafe_fs(file))
@@ -286,12 +484,15 @@ struct offs_ucfi_ent *offs_ucache_get(struct file *file, bool *retry)
 	e = NULL;
 	if (offs_ucache_nents >= OFFS_UCACHE_MAX_ENTS)
 		offs_ucache_evict_one();
-	if (offs_ucache_nents >= OFFS_UCACHE_MAX_ENTS ||
-	    offs_ucache_jobs >= OFFS_UCACHE_MAX_JOBS)
+	if (offs_ucache_nents >= OFFS_UCACHE_MAX_ENTS)
+		goto defer;
+	fp = offs_ucfi_fp(&key);
+	known = offs_ucfi_fp_known(fp);
+	if (!known && offs_ucache_jobs >= OFFS_UCACHE_MAX_JOBS)
 		goto defer;
 	e = kzalloc(sizeof(*e), GFP_KERNEL | __GFP_NOWARN);
-	job = kzalloc(sizeof(*job), GFP_KERNEL | __GFP_NOWARN);
-	if (!e || !job) {
+	job = known ? NULL : kzalloc(sizeof(*job), GFP_KERNEL | __GFP_NOWARN);
+	if (!e || (!known && !job)) {
 		kfree(e);
 		kfree(job);
 		e = NULL;
@@ -299,10 +500,19 @@ struct offs_ucfi_ent *offs_ucache_get(struct file *file, bool *retry)
 	}
 	*e = key;
 	INIT_LIST_HEAD(&e->lru);
-	e->state = OFFS_UCFI_PENDING;
 	hlist_add_head(&e->node, bucket);
 	offs_ucache_nents++;
 	atomic64_add(sizeof(*e), &offs_stats.mem_bytes);
+	if (known) {
+		/* Failed before its entry was evicted: fails again. */
+		e->state = OFFS_UCFI_FAILED;
+		e->lasting = true;
+		e->err = -ENOEXEC;
+		list_add(&e->lru, &offs_ucache_lru);
+		offs_ucache_stats.failed_known++;
+		goto found;
+	}
+	e->state = OFFS_UCFI_PENDING;
 	INIT_WORK(&job->work, offs_ucfi_build_fn);
 	job->file = get_file(file);
 	job->ent = e;
@@ -371,6 +581,26 @@ void offs_ucache_totals(unsigned int *ents, size_t *bytes, unsigned int *jobs)
 }
 
 /*
+ * cfi_build_ms was changed: files that failed for taking longer than it
+ * are built again when next met, and the fingerprints of evicted failures
+ * (which do not say why) are forgotten.  Entries in use stay until the
+ * window lets go of them.
+ */
+void offs_ucache_retry(void)
+{
+	struct offs_ucfi_ent *e, *tmp;
+
+	mutex_lock(&offs_ucache_lock);
+	list_for_each_entry_safe(e, tmp, &offs_ucache_lru, lru)
+		if (!e->refs && e->state == OFFS_UCFI_FAILED &&
+		    (e->err == -ETIME || !e->lasting))
+			offs_ucfi_free(e);
+	if (offs_ucache_fps)
+		memset(offs_ucache_fps, 0, OFFS_UCACHE_FP_BYTES);
+	mutex_unlock(&offs_ucache_lock);
+}
+
+/*
  * cfi_cache_mb was lowered: evict down to it (tables in use stay).  At 0
  * the cache is off: every entry nobody uses goes, failed ones included
  * (they only spare a file a second try), so that the module holds nothing
@@ -394,9 +624,19 @@ void offs_ucache_shrink(void)
 
 int offs_ucache_init(void)
 {
+	offs_ucache_credit_at = ktime_get_ns();
+	offs_ucache_fps = kvzalloc(OFFS_UCACHE_FP_BYTES, GFP_KERNEL);
+	if (!offs_ucache_fps)
+		return -ENOMEM;
+	atomic64_add(OFFS_UCACHE_FP_BYTES, &offs_stats.mem_bytes);
 	/* Unbound, one build at a time: a background job, never a burst. */
 	offs_ucache_wq = alloc_workqueue("offsample_cfi", WQ_UNBOUND, 1);
-	return offs_ucache_wq ? 0 : -ENOMEM;
+	if (!offs_ucache_wq) {
+		kvfree(offs_ucache_fps);
+		atomic64_sub(OFFS_UCACHE_FP_BYTES, &offs_stats.mem_bytes);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 /* The sampler is stopped: no session holds an entry. */
@@ -406,7 +646,12 @@ void offs_ucache_exit(void)
 	struct hlist_node *tmp;
 	unsigned int i;
 
-	/* Waits for the builds queued or running. */
+	/*
+	 * Waits for the builds queued or running, which end at their next
+	 * check (ucfi.c: within a few hundred records or a 1 MiB read) or
+	 * at once if they have not started.
+	 */
+	WRITE_ONCE(offs_ucache_stopping, true);
 	destroy_workqueue(offs_ucache_wq);
 	offs_ucache_wq = NULL;
 	mutex_lock(&offs_ucache_lock);
@@ -416,4 +661,7 @@ void offs_ucache_exit(void)
 			offs_ucfi_free(e);
 		}
 	mutex_unlock(&offs_ucache_lock);
+	kvfree(offs_ucache_fps);
+	offs_ucache_fps = NULL;
+	atomic64_sub(OFFS_UCACHE_FP_BYTES, &offs_stats.mem_bytes);
 }

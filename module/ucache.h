@@ -15,11 +15,19 @@ struct offs_ucache_stats {
 	u64 too_big;
 	u64 deferred;
 	u64 evicted;
-	u64 build_ns;
+	u64 build_ns;		/* wall time */
+	u64 build_cpu_ns;	/* CPU time */
+	u64 build_cpu_max_ns;	/* ... of the longest build */
+	u64 over_work;		/* failed: over the compiler's work bound */
+	u64 over_time;		/* failed: over cfi_build_ms */
+	u64 cancelled;		/* ended by rmmod */
+	u64 throttled;		/* builds that waited for the builds' CPU credit */
+	u64 failed_known;	/* not built: failed before (fingerprint) */
 };
 
 extern struct offs_ucache_stats offs_ucache_stats;
 extern unsigned int offs_cfi_cache_mb;
+extern unsigned int offs_cfi_build_ms;
 
 int offs_ucache_init(void);
 void offs_ucache_exit(void);
@@ -29,5 +37,6 @@ const struct offs_cfi_table *offs_ucache_table(const struct offs_ucfi_ent *e,
 					       bool *pending);
 void offs_ucache_totals(unsigned int *ents, size_t *bytes, unsigned int *jobs);
 void offs_ucache_shrink(void);
+void offs_ucache_retry(void);
 
 #endif /* OFFS_UCACHE_H */

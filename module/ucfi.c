@@ -12,8 +12,13 @@
  * and whether the return address is at CFA - 8 or undefined (outermost
  * frame).  Signal trampolines ('S' augmentation) are marked as such.
  *
- * Sleeps (allocations with GFP_KERNEL); runs once per file, never with a
- * sampled task's lock held.
+ * The work is bounded as well as the reads (ucfi.h): linear in the
+ * section, with a check (src->check) every OFFS_CFI_CHECK_EVERY steps
+ * where the module lets the scheduler in and ends a build that is over
+ * its time or being unloaded.
+ *
+ * Sleeps (allocations with GFP_KERNEL, src->check); runs once per file,
+ * never with a sampled task's lock held.
  */
 #include <linux/kernel.h>
 #include <linux/types.h>
@@ -21,8 +26,9 @@
 #include <linux/slab.h>
 #include <linux/mm.h>
 #include <linux/string.h>
-#include <linux/sort.h>
 #include <linux/elf.h>
+#include <linux/hash.h>
+#include <linux/random.h>
 
 #include "ucfi.h"
 
@@ -80,7 +86,8 @@
 
 #define OFFS_CFI_MAX_PHDRS	64
 #define OFFS_CFI_STATE_STACK	8
-#define OFFS_CFI_CIE_CACHE	4
+/* Probes of the rule hash; more (crafted collisions) ends the build. */
+#define OFFS_CFI_MAX_PROBE	64
 
 /* ---- bounded little-endian reading ---- */
 
@@ -236,6 +243,7 @@ struct offs_cfa_state {
 
 struct offs_cie {
 	u32 off;		/* in .eh_frame, for the cache */
+	bool bad;		/* it does not parse: its FDEs are skipped */
 	u64 code_align;
 	s64 data_align;
 	u64 ra_reg;
@@ -288,42 +296,97 @@ struct offs_builder {
 	struct offs_cfi_rule *rules;
 	u32 nrules, rules_cap;
 	u16 *hash;		/* rule indexes + 1, 0 empty */
-	u32 hash_size;		/* power of two */
+	u32 hash_size;		/* 1 << hash_bits */
+	unsigned int hash_bits;
+	u64 seed;		/* of the rule hash, random per build */
 	bool full;		/* a bound was hit */
+	const struct offs_cfi_src *src;
+	struct offs_cfi_work work;
+	u64 work_max;		/* bound on work.bytes */
+	unsigned int steps;	/* since the last check */
+	int err;		/* src->check ended the build */
 };
+
+/*
+ * One step of work done (a record, a sort step): every
+ * OFFS_CFI_CHECK_EVERY of them, ask src->check whether to go on.
+ * Returns false once the build must end (b->err says why).
+ */
+static bool offs_step(struct offs_builder *b)
+{
+	if (b->err)
+		return false;
+	if (++b->steps < OFFS_CFI_CHECK_EVERY)
+		return true;
+	b->steps = 0;
+	if (b->src->check)
+		b->err = b->src->check(b->src->check_ctx);
+	return !b->err;
+}
+
+/* n more bytes interpreted; false (and the build over) past the bound. */
+static bool offs_charge(struct offs_builder *b, u64 n)
+{
+	b->work.bytes += n;
+	if (b->work.bytes <= b->work_max)
+		return true;
+	b->work.over = true;
+	b->full = true;
+	return false;
+}
 
 static void *offs_cfi_alloc(size_t n, size_t size)
 {
 	return kvmalloc_array(n, size, GFP_KERNEL | __GFP_NOWARN);
 }
 
-static bool offs_grow(void **arr, u32 *cap, u32 used, size_t size, u32 max)
+/*
+ * Room for one more element in *arr: 0, -E2BIG at the bound max (the file
+ * asks for more than a table may hold), -ENOMEM (the machine has no
+ * memory now: not the file's fault).
+ */
+static int offs_grow(void **arr, u32 *cap, u32 used, size_t size, u32 max)
 {
 	u32 ncap;
 	void *n;
 
 	if (used < *cap)
-		return true;
+		return 0;
 	if (*cap >= max)
-		return false;
+		return -E2BIG;
 	ncap = *cap ? min(*cap * 2, max) : 256;
 	n = offs_cfi_alloc(ncap, size);
 	if (!n)
-		return false;
+		return -ENOMEM;
 	if (*arr)
 		memcpy(n, *arr, (size_t)used * size);
 	kvfree(*arr);
 	*arr = n;
 	*cap = ncap;
-	return true;
+	return 0;
 }
 
-static u32 offs_rule_hash(const struct offs_cfi_rule *r)
+/* A bound was hit (err -E2BIG: the table would be incomplete) or no memory. */
+static void offs_fail(struct offs_builder *b, int err)
 {
-	u32 h = r->kind | (u32)r->bp << 8 | (u32)(u16)r->bp_off << 16;
+	if (err == -ENOMEM && !b->err)
+		b->err = err;
+	b->full = true;
+}
 
-	h ^= (u32)r->cfa_off * 0x9e3779b1U;
-	return h * 0x85ebca6bU;
+/*
+ * The hash of a rule: all of it, packed into 64 bits, mixed with the
+ * build's random seed and multiplied (hash_64() keeps the high bits, which
+ * every bit of the input reaches): a file cannot choose rules that
+ * collide.
+ */
+static u32 offs_rule_hash(const struct offs_builder *b,
+			  const struct offs_cfi_rule *r)
+{
+	u64 v = r->kind | (u64)r->bp << 8 | (u64)(u16)r->bp_off << 16 |
+		(u64)(u32)r->cfa_off << 32;
+
+	return hash_64(v ^ b->seed, b->hash_bits);
 }
 
 static bool offs_rule_eq(const struct offs_cfi_rule *a,
@@ -333,42 +396,63 @@ static bool offs_rule_eq(const struct offs_cfi_rule *a,
 	       a->bp_off == b->bp_off && a->cfa_off == b->cfa_off;
 }
 
-static bool offs_hash_rebuild(struct offs_builder *b, u32 size)
+/* Twice the size (at least 1,024 slots), every rule hashed again. */
+static bool offs_hash_rebuild(struct offs_builder *b)
 {
+	unsigned int bits = b->hash_size ? b->hash_bits + 1 : 10;
+	u32 size = 1U << bits, i, j, probes;
 	u16 *h = offs_cfi_alloc(size, sizeof(*h));
-	u32 i, j;
 
-	if (!h)
+	if (!h) {
+		offs_fail(b, -ENOMEM);
 		return false;
-	memset(h, 0, size * sizeof(*h));
-	for (i = 0; i < b->nrules; i++) {
-		for (j = offs_rule_hash(&b->rules[i]) & (size - 1); h[j];
-		     j = (j + 1) & (size - 1))
-			;
-		h[j] = i + 1;
 	}
+	memset(h, 0, size * sizeof(*h));
 	kvfree(b->hash);
 	b->hash = h;
 	b->hash_size = size;
+	b->hash_bits = bits;
+	for (i = 0; i < b->nrules; i++) {
+		probes = 0;
+		for (j = offs_rule_hash(b, &b->rules[i]); h[j];
+		     j = (j + 1) & (size - 1))
+			if (++probes > OFFS_CFI_MAX_PROBE) {
+				offs_fail(b, -E2BIG);
+				return false;
+			}
+		h[j] = i + 1;
+		if (!offs_step(b))
+			return false;
+	}
 	return true;
 }
 
 /* The index of rule r in the table of distinct rules, or -1 (bound). */
 static int offs_rule_index(struct offs_builder *b, const struct offs_cfi_rule *r)
 {
-	u32 j;
+	u32 j, probes = 0;
+	int err;
 
-	if (b->nrules * 2 >= b->hash_size &&
-	    !offs_hash_rebuild(b, b->hash_size ? b->hash_size * 2 : 1024))
+	if (b->nrules * 2 >= b->hash_size && !offs_hash_rebuild(b))
 		return -1;
-	for (j = offs_rule_hash(r) & (b->hash_size - 1); b->hash[j];
-	     j = (j + 1) & (b->hash_size - 1))
+	b->work.lookups++;
+	for (j = offs_rule_hash(b, r); b->hash[j];
+	     j = (j + 1) & (b->hash_size - 1)) {
+		b->work.probes++;
 		if (offs_rule_eq(&b->rules[b->hash[j] - 1], r))
 			return b->hash[j] - 1;
-	if (b->nrules >= OFFS_CFI_MAX_RULES ||
-	    !offs_grow((void **)&b->rules, &b->rules_cap, b->nrules,
-		       sizeof(*b->rules), OFFS_CFI_MAX_RULES))
+		if (++probes > OFFS_CFI_MAX_PROBE) {
+			offs_fail(b, -E2BIG);
+			return -1;
+		}
+	}
+	err = b->nrules >= OFFS_CFI_MAX_RULES ? -E2BIG :
+	      offs_grow((void **)&b->rules, &b->rules_cap, b->nrules,
+			sizeof(*b->rules), OFFS_CFI_MAX_RULES);
+	if (err) {
+		offs_fail(b, err);
 		return -1;
+	}
 	b->rules[b->nrules] = *r;
 	b->hash[j] = ++b->nrules;
 	return b->nrules - 1;
@@ -426,20 +510,21 @@ static void offs_rule_of(const struct offs_cie *cie,
 static void offs_emit(struct offs_builder *b, u64 pc, int rule, bool gap)
 {
 	struct offs_row *row;
+	int err;
 
-	if (rule < 0 || pc > U32_MAX) {
-		b->full = b->full || rule < 0;
+	/* rule < 0: offs_rule_index() has failed the build already. */
+	if (rule < 0 || pc > U32_MAX)
 		return;
-	}
 	/* A later state for the same address replaces the earlier one. */
 	if (!gap && b->nrows && !b->rows[b->nrows - 1].gap &&
 	    b->rows[b->nrows - 1].pc == pc) {
 		b->rows[b->nrows - 1].rule = rule;
 		return;
 	}
-	if (!offs_grow((void **)&b->rows, &b->cap, b->nrows, sizeof(*b->rows),
-		       OFFS_CFI_MAX_ROWS)) {
-		b->full = true;
+	err = offs_grow((void **)&b->rows, &b->cap, b->nrows, sizeof(*b->rows),
+			OFFS_CFI_MAX_ROWS);
+	if (err) {
+		offs_fail(b, err);
 		return;
 	}
 	row = &b->rows[b->nrows++];
@@ -458,14 +543,17 @@ static void offs_emit_state(struct offs_builder *b, const struct offs_cie *cie,
 }
 
 /*
- * Run call-frame instructions [c->p, c->end).  With b (an FDE's program),
- * rows are emitted for [*loc, end); without (a CIE's initial
- * instructions) the state is only computed.  Returns false on anything
- * malformed or not understood in a way that matters.
+ * Run call-frame instructions [c->p, c->end).  With emit (an FDE's
+ * program), rows are emitted into b for [*loc, end); without (a CIE's
+ * initial instructions) the state is only computed.  Each instruction is
+ * a step of b's work (one record may hold millions).  Returns false on
+ * anything malformed or not understood in a way that matters, and when
+ * the build must end.
  */
-static bool offs_run(struct offs_builder *b, const struct offs_cie *cie,
-		     struct offs_cur *c, struct offs_cfa_state *s, u64 *loc,
-		     u64 end, const u8 *base, u64 vaddr)
+static bool offs_run(struct offs_builder *b, bool emit,
+		     const struct offs_cie *cie, struct offs_cur *c,
+		     struct offs_cfa_state *s, u64 *loc, u64 end,
+		     const u8 *base, u64 vaddr)
 {
 	struct offs_cfa_state stack[OFFS_CFI_STATE_STACK];
 	unsigned int depth = 0;
@@ -475,6 +563,8 @@ static bool offs_run(struct offs_builder *b, const struct offs_cie *cie,
 	u8 op;
 
 	while (c->p < c->end && !c->err) {
+		if (!offs_step(b) || b->full)
+			return false;
 		op = offs_rd_u8(c);
 		delta = 0;
 		switch (op & 0xc0) {
@@ -499,7 +589,7 @@ static bool offs_run(struct offs_builder *b, const struct offs_cie *cie,
 			if (!offs_rd_ptr(c, cie->fde_enc, base, vaddr, 0, &next) ||
 			    next < *loc)
 				return false;
-			if (b && *loc < end)
+			if (emit && *loc < end)
 				offs_emit_state(b, cie, s, *loc);
 			*loc = next;
 			break;
@@ -603,7 +693,7 @@ static bool offs_run(struct offs_builder *b, const struct offs_cie *cie,
 		}
 		continue;
 advance:
-		if (b && *loc < end)
+		if (emit && *loc < end)
 			offs_emit_state(b, cie, s, *loc);
 		*loc += delta * cie->code_align;
 		continue;
@@ -796,43 +886,70 @@ out:
 	return err;
 }
 
-static struct offs_cie *offs_cie_of(struct offs_cie *cache, unsigned int *n,
-				    const u8 *eh, u64 eh_len, u64 eh_vaddr,
-				    u64 off)
+/*
+ * The CIEs parsed so far, by offset, those that failed too: FDEs that
+ * share a CIE (every FDE of a file, in practice) parse it once.  Once
+ * full, the entry filled longest ago is replaced.
+ */
+struct offs_cie_cache {
+	struct offs_cie e[OFFS_CFI_CIE_CACHE];
+	unsigned int n;		/* entries in use */
+	unsigned int next;	/* the one to replace next */
+};
+
+/* Parse the CIE at off into cie (cie->bad if it cannot be used). */
+static void offs_cie_parse(struct offs_builder *b, struct offs_cie *cie,
+			   const u8 *eh, u64 eh_len, u64 eh_vaddr, u64 off)
 {
 	struct offs_cur c = { .p = eh + off, .end = eh + eh_len };
-	struct offs_cie *cie;
 	u64 len, id, loc = 0;
-	unsigned int i;
 	const u8 *body;
 
-	for (i = 0; i < *n; i++)
-		if (cache[i].off == off)
-			return &cache[i];
-	if (off >= eh_len)
-		return NULL;
+	cie->off = off;
+	cie->bad = true;
 	len = offs_rd_le(&c, 4);
 	if (len == 0xffffffff)
 		len = offs_rd_le(&c, 8);
-	if (c.err || len < 4 || len > (u64)(c.end - c.p))
-		return NULL;
+	if (c.err || len < 4 || len > (u64)(c.end - c.p) ||
+	    len > OFFS_CFI_MAX_CIE)
+		return;
+	b->work.cie_parses++;
+	if (!offs_charge(b, len))
+		return;
 	body = c.p;
 	id = offs_rd_le(&c, 4);
-	if (id != 0)
-		return NULL;
-	/* Replace the oldest entry once the cache is full. */
-	i = *n < OFFS_CFI_CIE_CACHE ? (*n)++ : off % OFFS_CFI_CIE_CACHE;
-	cie = &cache[i];
-	cie->off = U32_MAX;
-	if (!offs_parse_cie(cie, eh, eh_vaddr, c.p, body + len))
-		return NULL;
+	if (id != 0 || !offs_parse_cie(cie, eh, eh_vaddr, c.p, body + len))
+		return;
 	cie->insns_end = body + len;
 	c.p = cie->insns;
 	c.end = cie->insns_end;
-	if (!offs_run(NULL, cie, &c, &cie->init, &loc, 0, eh, eh_vaddr))
+	if (!offs_run(b, false, cie, &c, &cie->init, &loc, 0, eh, eh_vaddr))
+		return;
+	cie->bad = false;
+}
+
+/* The CIE at offset off of .eh_frame, or NULL if it cannot be used. */
+static struct offs_cie *offs_cie_of(struct offs_builder *b,
+				    struct offs_cie_cache *cache,
+				    const u8 *eh, u64 eh_len, u64 eh_vaddr,
+				    u64 off)
+{
+	struct offs_cie *cie;
+	unsigned int i;
+
+	for (i = 0; i < cache->n; i++)
+		if (cache->e[i].off == off)
+			return cache->e[i].bad ? NULL : &cache->e[i];
+	if (off >= eh_len)
 		return NULL;
-	cie->off = off;
-	return cie;
+	if (cache->n < OFFS_CFI_CIE_CACHE) {
+		cie = &cache->e[cache->n++];
+	} else {
+		cie = &cache->e[cache->next];
+		cache->next = (cache->next + 1) % OFFS_CFI_CIE_CACHE;
+	}
+	offs_cie_parse(b, cie, eh, eh_len, eh_vaddr, off);
+	return cie->bad ? NULL : cie;
 }
 
 /* One FDE, [p, end) after its CIE pointer, compiled into b. */
@@ -856,7 +973,7 @@ static void offs_compile_fde(struct offs_builder *b, const struct offs_cie *cie,
 		return;
 	s = cie->init;
 	loc = pc;
-	if (offs_run(b, cie, &f, &s, &loc, pc + range, eh, eh_vaddr) &&
+	if (offs_run(b, true, cie, &f, &s, &loc, pc + range, eh, eh_vaddr) &&
 	    loc < pc + range)
 		offs_emit_state(b, cie, &s, loc);
 	/*
@@ -870,14 +987,21 @@ static void offs_compile_fde(struct offs_builder *b, const struct offs_cie *cie,
 static void offs_compile(struct offs_builder *b, const u8 *eh, u64 eh_len,
 			 u64 eh_vaddr)
 {
-	struct offs_cie cache[OFFS_CFI_CIE_CACHE];
+	struct offs_cie_cache *cache;
 	struct offs_cur c = { .p = eh, .end = eh + eh_len };
-	unsigned int ncache = 0;
 	struct offs_cie *cie;
 	const u8 *body, *end;
 	u64 len, id;
 
-	while (c.p < c.end && !b->full) {
+	/* About 2 KB: not on the stack of a work item. */
+	cache = kmalloc(sizeof(*cache), GFP_KERNEL);
+	if (!cache) {
+		b->err = -ENOMEM;
+		return;
+	}
+	cache->n = 0;
+	cache->next = 0;
+	while (c.p < c.end && !b->full && offs_step(b)) {
 		len = offs_rd_le(&c, 4);
 		if (len == 0xffffffff)
 			len = offs_rd_le(&c, 8);
@@ -897,24 +1021,76 @@ static void offs_compile(struct offs_builder *b, const u8 *eh, u64 eh_len,
 			c.p = end;
 			continue;
 		}
-		cie = offs_cie_of(cache, &ncache, eh, eh_len, eh_vaddr,
+		cie = offs_cie_of(b, cache, eh, eh_len, eh_vaddr,
 				  (body - eh) - id);
-		if (!cie) {
+		if (!cie || !offs_charge(b, len)) {
 			c.p = end;
 			continue;
 		}
 		offs_compile_fde(b, cie, c.p, end, eh, eh_vaddr);
 		c.p = end;
 	}
+	kfree(cache);
 }
 
-static int offs_row_cmp(const void *a, const void *b)
+/* By address, real rows before gap markers. */
+static bool offs_row_less(const struct offs_row *x, const struct offs_row *y)
 {
-	const struct offs_row *x = a, *y = b;
-
 	if (x->pc != y->pc)
-		return x->pc < y->pc ? -1 : 1;
-	return (int)x->gap - (int)y->gap;	/* real rows first */
+		return x->pc < y->pc;
+	return x->gap < y->gap;
+}
+
+/*
+ * Heap sort's sift-down of v into the heap r[0..n) at the hole i, bottom
+ * up (as lib/sort.c does): down to a leaf along the larger children, one
+ * comparison a level, then up to where v belongs, which is near the
+ * bottom for most of the sort.
+ */
+static void offs_row_sift(struct offs_row *r, u32 i, u32 n, struct offs_row v)
+{
+	u32 j = i, c;
+
+	/* n <= OFFS_CFI_MAX_ROWS: 2 * j + 2 does not overflow. */
+	while ((c = 2 * j + 1) < n) {
+		if (c + 1 < n && offs_row_less(&r[c], &r[c + 1]))
+			c++;
+		r[j] = r[c];
+		j = c;
+	}
+	/* The hole is at leaf j: move it up while its parent is below v. */
+	while (j > i && offs_row_less(&r[(j - 1) / 2], &v)) {
+		r[j] = r[(j - 1) / 2];
+		j = (j - 1) / 2;
+	}
+	r[j] = v;
+}
+
+/*
+ * Sort the rows in place (heap sort: no memory, n log n whatever the
+ * input), one step per sift so that the build can be checked and
+ * rescheduled while 4 million rows are sorted.  Returns b->err.
+ */
+static int offs_sort_rows(struct offs_builder *b)
+{
+	struct offs_row *r = b->rows, v;
+	u32 n = b->nrows, i;
+
+	if (n < 2)
+		return 0;
+	for (i = n / 2; i-- > 0;) {
+		offs_row_sift(r, i, n, r[i]);
+		if (!offs_step(b))
+			return b->err;
+	}
+	for (i = n - 1; i > 0; i--) {
+		v = r[i];
+		r[i] = r[0];
+		offs_row_sift(r, 0, i, v);
+		if (!offs_step(b))
+			return b->err;
+	}
+	return 0;
 }
 
 /* Sort, keep one row per address (a real one over a gap marker), merge runs. */
@@ -922,9 +1098,11 @@ static int offs_finish(struct offs_builder *b, struct offs_cfi_table **out)
 {
 	struct offs_cfi_table *t;
 	u32 i, n = 0;
-	int last = -1;
+	int last = -1, err;
 
-	sort(b->rows, b->nrows, sizeof(*b->rows), offs_row_cmp, NULL);
+	err = offs_sort_rows(b);
+	if (err)
+		return err;
 	t = kzalloc(sizeof(*t), GFP_KERNEL);
 	if (!t)
 		return -ENOMEM;
@@ -936,6 +1114,10 @@ static int offs_finish(struct offs_builder *b, struct offs_cfi_table **out)
 		return -ENOMEM;
 	}
 	for (i = 0; i < b->nrows; i++) {
+		if (!offs_step(b)) {
+			offs_cfi_free(t);
+			return b->err;
+		}
 		/* Sorted: the first row of each address is the one that counts. */
 		if (i && b->rows[i - 1].pc == b->rows[i].pc)
 			continue;
@@ -961,12 +1143,14 @@ static int offs_finish(struct offs_builder *b, struct offs_cfi_table **out)
  * Compile the .eh_frame of the ELF file src into a table (*out, free with
  * offs_cfi_free()).  Returns 0, -ENOEXEC (not an x86-64 ELF file with
  * PT_GNU_EH_FRAME), -ENOENT (no .eh_frame_hdr), -E2BIG (a bound of
- * ucfi.h was hit: the table would be incomplete), -ENOMEM or the read
- * callback's error.
+ * ucfi.h was hit: the table would be incomplete; work->over if it was the
+ * bound on work), -ENOMEM, or the read or check callback's error.  work,
+ * if not NULL, gets what the build did.
  */
-int offs_cfi_build(const struct offs_cfi_src *src, struct offs_cfi_table **out)
+int offs_cfi_build(const struct offs_cfi_src *src, struct offs_cfi_table **out,
+		   struct offs_cfi_work *work)
 {
-	struct offs_builder b = { 0 };
+	struct offs_builder b = { .src = src, .seed = get_random_u64() };
 	struct offs_elf elf;
 	u8 *eh;
 	int err;
@@ -974,14 +1158,16 @@ int offs_cfi_build(const struct offs_cfi_src *src, struct offs_cfi_table **out)
 	*out = NULL;
 	err = offs_find_eh_frame(src, &elf);
 	if (err)
-		return err;
+		goto out;
+	err = -ENOMEM;
 	eh = offs_cfi_alloc(max(elf.eh_len, 1ULL), 1);
 	if (!eh)
-		return -ENOMEM;
+		goto out;
+	b.work_max = elf.eh_len * OFFS_CFI_WORK_FACTOR + OFFS_CFI_WORK_SLACK;
 	err = src->read(src->ctx, elf.eh_off, eh, elf.eh_len);
 	if (!err) {
 		offs_compile(&b, eh, elf.eh_len, elf.eh_vaddr);
-		err = b.full ? -E2BIG : offs_finish(&b, out);
+		err = b.err ? b.err : b.full ? -E2BIG : offs_finish(&b, out);
 	}
 	if (!err) {
 		(*out)->nsegs = elf.nsegs;
@@ -991,6 +1177,9 @@ int offs_cfi_build(const struct offs_cfi_src *src, struct offs_cfi_table **out)
 	kvfree(b.rows);
 	kvfree(b.rules);
 	kvfree(b.hash);
+out:
+	if (work)
+		*work = b.work;
 	return err;
 }
 

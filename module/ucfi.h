@@ -70,20 +70,54 @@ struct offs_cfi_table {
 /*
  * How the compiler reads the file: read(ctx, off, buf, len) fills buf with
  * len bytes at file offset off and returns 0, or a negative errno (a short
- * file is -EINVAL).
+ * file is -EINVAL).  check(check_ctx), if set, is called every
+ * OFFS_CFI_CHECK_EVERY steps (call-frame instructions, records, rule hash
+ * and sort steps): it may sleep (the module lets the scheduler in there)
+ * and returns 0 to go on, or a negative errno that ends the build with it
+ * (the module's time budget, or rmmod).
  */
 struct offs_cfi_src {
 	int (*read)(void *ctx, u64 off, void *buf, size_t len);
 	void *ctx;
 	u64 size;		/* the file's size */
+	int (*check)(void *check_ctx);
+	void *check_ctx;
 };
 
-/* Bounds on what one file may make the compiler read and build. */
+/*
+ * Bounds on what one file may make the compiler read, do and build.  The
+ * work of a build is linear in its .eh_frame: each FDE's program runs
+ * once; CIEs are parsed once per offset (failures remembered too) in a
+ * cache of OFFS_CFI_CIE_CACHE, and FDEs that refer to more CIEs in turn
+ * than it holds parse them again, so the bytes a build interprets (FDEs
+ * and CIEs) are bounded: OFFS_CFI_WORK_FACTOR times the section plus
+ * OFFS_CFI_WORK_SLACK, over which the build fails with -E2BIG; a rule
+ * lookup probes a hash seeded at random per build, at most
+ * OFFS_CFI_MAX_PROBE slots (ucfi.c); and every call-frame instruction,
+ * record and sort step counts towards the next src->check().  Real files
+ * stay far below (Debian's largest CIE is 40 bytes; nodejs has 14 CIEs
+ * for 75,922 FDEs, in runs).
+ */
 #define OFFS_CFI_MAX_EH_FRAME	(32U << 20)	/* bytes of .eh_frame */
 #define OFFS_CFI_MAX_ROWS	(4U << 20)
 #define OFFS_CFI_MAX_RULES	65535U
+#define OFFS_CFI_MAX_CIE	4096U		/* bytes of one CIE record */
+#define OFFS_CFI_CIE_CACHE	16
+#define OFFS_CFI_WORK_FACTOR	4
+#define OFFS_CFI_WORK_SLACK	(1024U * 1024)
+#define OFFS_CFI_CHECK_EVERY	256
 
-int offs_cfi_build(const struct offs_cfi_src *src, struct offs_cfi_table **out);
+/* What a build did (for its caller's statistics). */
+struct offs_cfi_work {
+	u64 bytes;		/* bytes of FDEs and CIEs interpreted */
+	u64 cie_parses;		/* CIEs parsed (cache misses) */
+	u64 lookups;		/* rule lookups (one per row emitted) */
+	u64 probes;		/* slots of the rule hash they looked at */
+	bool over;		/* stopped at the work bound */
+};
+
+int offs_cfi_build(const struct offs_cfi_src *src, struct offs_cfi_table **out,
+		   struct offs_cfi_work *work);
 bool offs_cfi_vaddr(const struct offs_cfi_table *t, u64 off, u64 *vaddr);
 void offs_cfi_free(struct offs_cfi_table *t);
 const struct offs_cfi_rule *offs_cfi_lookup(const struct offs_cfi_table *t,

@@ -161,7 +161,6 @@ static void offs_umaps_build(struct mm_struct *mm)
  */
 struct offs_uctx {
 	bool pending;		/* a table was still being built */
-	bool checked;		/* a read went through copy_from_user_nofault() */
 	unsigned int memo_hits;	/* rules found in offs_rmemo */
 };
 
@@ -231,43 +230,56 @@ static const struct offs_cfi_rule *offs_umm_rule(void *ctx, u64 pc)
 }
 
 /*
- * The walk's first read, and any read that is not one 8-byte word, goes
- * through copy_from_user_nofault(), which also checks that the address
- * space it reads is the one loaded on this CPU (nmi_uaccess_okay(): not
- * callable from a module, cpu_tlbstate is not exported).  Once one read
- * has passed that check, the rest of the walk cannot change it: the walk
- * runs with IRQs off from start to end (pin.c holds pi_lock with
- * raw_spin_lock_irqsave(), oncpu.c is an IPI handler), so no switch_mm()
- * or kthread_unuse_mm() can come in between.  Later words are read with
- * access_ok() and __get_user() under pagefault_disable(): the same
- * checks and the same non-faulting access (a fault is fixed up to -EFAULT
- * through the exception table, never served), without the per-call
- * checks and copy loop.  In one 6.1 guest (2026-11-27, 2,000 threads with
- * 22 frames; docs/bench-uwalk-2026-11-27) this made the walk about 30%
- * faster: 20.5 / 18.8 us down to 14.4 / 11.2 us.
+ * A read of user memory that never faults a page in: page faults are
+ * disabled first, then the range is checked with access_ok() and read a
+ * word at a time with __get_user() (a fault is fixed up to -EFAULT
+ * through the exception table, never served).  The unwinder (ucfi.c)
+ * reads words, frame-pointer pairs and signal contexts: whole words.
+ *
+ * In that order because the walk also runs in hard IRQ (oncpu.c's IPI):
+ * on kernels built with CONFIG_DEBUG_ATOMIC_SLEEP, x86's access_ok()
+ * warns there unless page faults are disabled (WARN_ON_IN_IRQ, 5.10 and
+ * 6.1; a panic with panic_on_warn), and copy_from_user_nofault() called
+ * access_ok() before disabling them until 2023 (d319f344561d, in 6.4 and
+ * backported to 6.1.y; 5.10 and early 6.1 kernels have the old order), so
+ * it is not used here.  Words, not __copy_from_user_inatomic(): with
+ * CONFIG_HARDENED_USERCOPY that checks the destination object, which in
+ * the IPI lies on the IRQ stack and can make it look the address up under
+ * vmap_area_lock in hard IRQ.
+ *
+ * The other check of the newer copy_from_user_nofault(),
+ * nmi_uaccess_okay() (that the address space loaded on this CPU is
+ * current's), holds by construction in both places the walk runs.  In the
+ * sampler kthread between kthread_use_mm() and kthread_unuse_mm(), the
+ * sampled mm is loaded whenever the kthread runs.  In the IPI, pin.c's
+ * offs_user_walk() walks only if t->mm is the window's mm, which the
+ * sampler took with get_task_mm() under task_lock(): exec_mmap(), which
+ * enables IRQs between setting t->mm and loading it, holds task_lock()
+ * across that, so there t->mm is already the new mm and differs; switch_mm()
+ * and temporary mms run with IRQs off; and the window holds mm_users, so
+ * the page tables stay.
+ *
+ * Word by word with __get_user() rather than copy_from_user_nofault()'s
+ * per-call checks and copy loop also made the walk about 30% faster in
+ * one 6.1 guest (2026-11-27, 2,000 threads with 22 frames;
+ * docs/bench-uwalk-2026-11-27): 20.5 / 18.8 us down to 14.4 / 11.2 us.
  */
 static int offs_umm_read(void *ctx, u64 addr, void *buf, size_t len)
 {
 	const u64 __user *p = (const u64 __user *)addr;
-	struct offs_uctx *uc = ctx;
-	int err;
-	u64 v;
+	u64 *out = buf;
+	size_t i, n = len / sizeof(u64);
+	int err = 0;
 
-	if (len != sizeof(v) || !uc->checked) {
-		if (copy_from_user_nofault(buf, (const void __user *)addr, len))
-			return -EFAULT;
-		uc->checked = true;
-		return 0;
-	}
-	if (!access_ok(p, sizeof(v)))
-		return -EFAULT;
+	if (len % sizeof(u64))
+		return -EINVAL;
 	pagefault_disable();
-	err = __get_user(v, p);
+	if (!access_ok(p, len))
+		err = -EFAULT;
+	for (i = 0; i < n && !err; i++)
+		err = __get_user(out[i], p + i);
 	pagefault_enable();
-	if (err)
-		return -EFAULT;
-	memcpy(buf, &v, sizeof(v));
-	return 0;
+	return err ? -EFAULT : 0;
 }
 
 /* Leave the current window (and forget the files resolved in it). */
@@ -359,7 +371,6 @@ unsigned int offs_umm_walk(const struct offs_sample *s, unsigned long *ips,
 
 	uc.pending = false;
 	uc.memo_hits = 0;
-	uc.checked = false;
 	n = offs_cfi_unwind(&ops, &r, ips, max, &out);
 	*truncated = out.truncated;
 	*fault_addr = out.fault_addr;

@@ -230,3 +230,48 @@ rec() {
 	run -0 grep -E "^# blocker: .*	waiter=$w	.*	hstate=gone" "$f"
 	assert_output --regexp '	holder=-	hpid=-	'
 }
+
+@test "a process with more lock waiters than a tick looks up does not take the others' share" {
+	local f=$BATS_TEST_TMPDIR/crowd.stacks crowd late ticks share w n bad=0
+	# The walk visits processes in the order they were made: the
+	# workload of setup_file, 1,200 waiters of one mutex, then a second
+	# workload.  0.5.10 gave the first 1,024 lookups of a tick to
+	# whoever came first: none were left for the second workload.
+	offs_load hz=10 key=tid
+	"$BLK" --crowd 1200 > "$BATS_TEST_TMPDIR/crowd.out" 2>&1 3>&- &
+	crowd=$!
+	wait_line "$BATS_TEST_TMPDIR/crowd.out" '^ready$' 900 "$crowd" > /dev/null
+	"$BLK" > "$BATS_TEST_TMPDIR/late.out" 2>&1 3>&- &
+	late=$!
+	wait_line "$BATS_TEST_TMPDIR/late.out" '^ready$' 600 "$late" > /dev/null
+	sleep 1
+	cat $P/drain > /dev/null
+	sleep 3
+	cat $P/drain > "$f"
+	share=$(stat_get blocker_share)
+	ticks=$(hdr_get ticks "$f")
+	echo "# $ticks ticks, share $share, dropped $(stat_get blocker_dropped)" >&3
+	[ "$ticks" -ge 10 ]
+	# Each workload asks for about 14 lookups a tick: the crowd's share
+	# is what the two leave of 1,024.
+	[ "$share" -ge $((1024 - 2 * 20)) ] && [ "$share" -le $((1024 - 2 * 10)) ]
+	# Every waiter of the late workload that names a holder has an edge
+	# at (nearly) every tick, as the first one's have.
+	for w in blk-chain-a blk-chain-b blk-timed-w blk-pi-wait blk-rb-wait blk-rd-wait blk-wr-wait; do
+		n=$(awk -F'\t' -v t="$(awk -v n="$w" '$1 == n { print $2 }' "$BATS_TEST_TMPDIR/late.out")" '/^# blocker: / {
+			for (i = 1; i <= NF; i++) if ($i ~ /^(# blocker: )?samples=/) { s = $i; sub(/.*samples=/, "", s) }
+			for (i = 1; i <= NF; i++) if ($i == "waiter=" t) print s }' "$f")
+		echo "# late $w: ${n:-no} edge samples" >&3
+		[ -n "$n" ] && [ "$n" -ge $((ticks - 2)) ] || bad=1
+	done
+	[ "$bad" = 0 ]
+	# The crowd's edges: at most its share each tick.
+	run -0 awk -F'\t' -v p="$crowd" '/^# blocker: / {
+		s = 0; w = 0
+		for (i = 1; i <= NF; i++) { if ($i ~ /samples=/) { s = $i; sub(/.*samples=/, "", s) } if ($i == "wpid=" p) w = 1 }
+		if (w) t += s } END { print t + 0 }' "$f"
+	echo "# crowd: $output edge samples" >&3
+	[ "$output" -le $((share * ticks)) ]
+	[ "$output" -ge $((share * (ticks - 2))) ]
+	kill "$crowd" "$late"
+}

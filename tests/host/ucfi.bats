@@ -6,8 +6,10 @@
 # tables agree with readelf -wF (binutils, an independent DWARF reader) at
 # every address of Debian's libc, ld.so, libstdc++, bash, perl and programs
 # built here; the unwinder finds the same frames as eu-stack (elfutils) in
-# live processes built without frame pointers; and hostile input (mutated
-# files) never makes the compiler read out of bounds, overflow or leak.
+# live processes built without frame pointers; hostile input (mutated
+# files) never makes the compiler read out of bounds, overflow or leak;
+# and crafted input (tests/workload/offsample-cfibomb.c) never makes it do
+# more than work linear in the file (issue 53).
 
 bats_require_minimum_version 1.5.0
 load '/usr/lib/bats/bats-support/load'
@@ -25,7 +27,13 @@ setup_file() {
 	gcc -O0 -fno-omit-frame-pointer -pthread -o "$U/prog-O0" "$ROOT/tests/workload/offsample-safety.c"
 	gcc -O2 -fomit-frame-pointer -pthread -o "$U/prog-nofp" "$ROOT/tests/workload/offsample-ustack.c"
 	gcc -O2 -fomit-frame-pointer -pthread -o "$U/wl-nofp" "$ROOT/tests/workload/offsample-workload.c"
+	gcc -O2 -Wall -Wextra -Werror -o "$U/bomb" "$ROOT/tests/workload/offsample-cfibomb.c"
 	export ROOT U
+}
+
+# work FIELD: a field of cfi-dump -w's work line in $output.
+work() {
+	awk -v f="$1" '$1 == "work" { for (i = 1; i < NF; i++) if ($i == f) print $(i + 1) }' <<< "$output"
 }
 
 lib() {
@@ -162,8 +170,106 @@ time.sleep(600)' 3>&- &
 	n=$([ "${OFFS_STRESS:-short}" = long ] && echo 200000 || echo 20000)
 	run -0 "$U/cfi-fuzz" "$(lib ld-linux-x86-64.so.2)" "$n" 1
 	echo "$output"
-	assert_output --regexp "^inputs $n built [0-9]+ refused [1-9][0-9]*$"
+	assert_output --regexp "^inputs $n built [0-9]+ refused [1-9][0-9]* over 0 maxwork [0-9.]+$"
 	run -0 "$U/cfi-fuzz" "$U/prog-O2" "$n" 2
 	echo "$output"
-	assert_output --regexp "^inputs $n built [1-9][0-9]* refused [1-9][0-9]*$"
+	assert_output --regexp "^inputs $n built [1-9][0-9]* refused [1-9][0-9]* over 0 maxwork [0-9.]+$"
+}
+
+@test "ucfi: a CIE that does not parse is parsed once, however many FDEs point at it" {
+	# 20,000 FDEs of one 4,000-byte CIE that ends in an invalid opcode:
+	# 0.5.10 parsed it again for every FDE (it cached only CIEs that
+	# parsed), 80 MB of CIE for 80 KB of .eh_frame.
+	"$U/bomb" badcie "$U/badcie" 20000 4000
+	run -0 "$U/cfi-dump" -w "$U/badcie"
+	echo "$output"
+	assert_equal "$(work cies)" 1
+	[ "$(work bytes)" -le 4000 ]
+	assert_line "rows 0"
+	# A CIE larger than OFFS_CFI_MAX_CIE (the largest on Debian is 40
+	# bytes) is not parsed at all: 1 MiB, 2,000 FDEs (issue 53's file).
+	"$U/bomb" badcie "$U/bigcie" 2000 1048576
+	run -0 "$U/cfi-dump" -w "$U/bigcie"
+	assert_equal "$(work cies)" 0
+	assert_equal "$(work bytes)" 0
+}
+
+@test "ucfi: FDEs that refer to many CIEs in turn: the cache holds 16, beyond that the work bound stops the build" {
+	local eh
+	# 16 CIEs in turn: each parsed once, and the table is readelf's.
+	"$U/bomb" thrash "$U/thr16" 2000 300 16
+	run -0 "$U/cfi-dump" -w "$U/thr16"
+	assert_equal "$(work cies)" 16
+	assert_equal "$(work over)" 0
+	run -0 "$ROOT/tests/ucfi/cfi-check" "$U/cfi-dump" "$U/thr16"
+	assert_output --regexp ': 8001 rows, 2000 FDEs, 0 mismatches$'
+	# 64 CIEs of 4,000 bytes in turn, 20,000 FDEs: every FDE parses its
+	# CIE again, until the bytes interpreted reach 4 times the section
+	# plus 1 MiB; the build fails (E2BIG, as for the other bounds).
+	"$U/bomb" thrash "$U/thr64" 20000 4000 64
+	# What the compiler reads as .eh_frame: up to the end of its PT_LOAD,
+	# which in these files runs from the section (at 0x2000) to the end.
+	eh=$(( $(stat -c %s "$U/thr64") - 8192 ))
+	run -1 "$U/cfi-dump" -w "$U/thr64"
+	echo "$output"
+	assert_line --partial "thr64: Argument list too long"
+	assert_equal "$(work over)" 1
+	[ "$(work bytes)" -le $((4 * eh + 1048576 + 4096)) ]
+	[ "$(work bytes)" -gt $((4 * eh + 1048576)) ]
+	[ "$(work cies)" -lt 20000 ]
+}
+
+@test "ucfi: a table near the row bound is sorted and checked as it goes: readelf's rows, a check every 256 steps" {
+	# 20,000 FDEs in descending address order: the table is readelf's.
+	"$U/bomb" rows "$U/rows20k" 20000
+	run -0 "$ROOT/tests/ucfi/cfi-check" "$U/cfi-dump" "$U/rows20k"
+	assert_output --regexp ': 80001 rows, 20000 FDEs, 0 mismatches$'
+	# 800,000 FDEs, 4 million rows before merging: the records and the
+	# heap sort (about 1.5 steps a row) each count a step; the module lets
+	# the scheduler in and looks at its budget at every check.
+	"$U/bomb" rows "$U/rows800k"
+	run -0 "$U/cfi-dump" -w "$U/rows800k"
+	echo "$output"
+	assert_line "rows 3200001"
+	[ "$(work checks)" -ge $(( (800000 + 4000000 * 3 / 2) / 256 - 10 )) ]
+	# A check that says stop (the module's, past cfi_build_ms or on
+	# rmmod) ends the build at once with its error.
+	CFI_DUMP_STOP_AFTER=7 run -1 "$U/cfi-dump" -w "$U/rows800k"
+	assert_line --partial "rows800k: Timer expired"
+	assert_equal "$(work checks)" 7
+}
+
+@test "ucfi: rules a hash of their low bits would put in one slot: a few probes a lookup, and checks inside one record" {
+	# One FDE: 65,000 rules whose CFA offsets differ above bit 17 and
+	# rbp offsets above bit 2 (0.5.10's hash put them all in one slot:
+	# 22 s for this file with 100,000 lookups that add no row), then
+	# 100,000 advances by 0.
+	"$U/bomb" rules "$U/rules" 65000 100000
+	run -0 "$U/cfi-dump" -w "$U/rules"
+	echo "$output"
+	assert_line "rows 65001"
+	[ "$(work lookups)" -ge 165000 ]
+	[ "$(work probes)" -le $(( 4 * $(work lookups) )) ]
+	# Every call-frame instruction is a step: 295,000 in this one record.
+	[ "$(work checks)" -ge $(( 295000 / 256 )) ]
+}
+
+@test "ucfi: the fuzzer's crafted shapes: mutated, they stay within the work bound (ASan, UBSan)" {
+	local n
+	n=$([ "${OFFS_STRESS:-short}" = long ] && echo 20000 || echo 2000)
+	"$U/bomb" badcie "$U/fz-badcie" 2000 3000
+	"$U/bomb" thrash "$U/fz-thrash" 2000 1000 20
+	"$U/bomb" rows "$U/fz-rows" 2000
+	"$U/bomb" fine "$U/fz-fine" 64
+	"$U/bomb" rules "$U/fz-rules" 2000 1000
+	# Most mutants of thrash run into the work bound, each after about
+	# 1 MiB of CIEs (26 ms under ASan): a tenth as many inputs.
+	run -0 "$U/cfi-fuzz" "$U/fz-thrash" $((n / 10)) 11
+	echo "$output"
+	assert_output --regexp "^inputs $((n / 10)) built [0-9]+ refused [1-9][0-9]* over [1-9][0-9]* maxwork [0-9.]+$"
+	for f in badcie rows rules fine; do
+		run -0 "$U/cfi-fuzz" "$U/fz-$f" "$n" 12
+		echo "$f: $output"
+		assert_output --regexp "^inputs $n built [1-9][0-9]* refused [0-9]+ over [0-9]+ maxwork [0-9.]+$"
+	done
 }

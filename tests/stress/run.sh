@@ -11,6 +11,9 @@
 #                                Debian's 6.12 PREEMPT_RT kernel
 #   tests/stress/run.sh debug    the same on the debug kernel built (once,
 #                                cached) by tests/stress/debug-kernel.sh
+#   tests/stress/run.sh atomic   the same on Debian's 6.1 built with
+#                                DEBUG_ATOMIC_SLEEP (debug-kernel.sh's
+#                                atomic variant; issue 53)
 #
 # OFFS_PARTS=core|long|core+long (default core+long) picks what rt and
 # debug run: the whole debug run takes hours under emulation and can be
@@ -37,8 +40,8 @@ cd "$TOP" || exit 1
 source tests/lib/splat.bash
 mode=${1:-}
 case "$mode" in
-stress|rt|debug) ;;
-*) echo "usage: $0 stress|rt|debug" >&2; exit 2 ;;
+stress|rt|debug|atomic) ;;
+*) echo "usage: $0 stress|rt|debug|atomic" >&2; exit 2 ;;
 esac
 
 RES=$TOP/build/stress-results
@@ -144,17 +147,23 @@ rt)
 		{ say "FAILED: module build for $k"; exit 1; }
 	run_one "rt-$k" tests/vm/run-guest.sh "$k" "$parts" --timeout 7200
 	;;
-debug)
+debug|atomic)
 	start=$(date +%s)
-	tree=$(tests/stress/debug-kernel.sh) || { say "FAILED: building the debug kernel"; exit 1; }
-	say "== debug kernel: $tree (ready after $(( $(date +%s) - start ))s; build log in $(dirname "$tree")/build.log)"
-	make --no-print-directory KDIR="$tree" module > "$RES/build-debug.log" 2>&1 ||
-		{ cat "$RES/build-debug.log"; say "FAILED: module build against $tree"; exit 1; }
+	tree=$(OFFS_DEBUG_VARIANT=$mode tests/stress/debug-kernel.sh) ||
+		{ say "FAILED: building the $mode kernel"; exit 1; }
+	say "== $mode kernel: $tree (ready after $(( $(date +%s) - start ))s; build log in $(dirname "$tree")/build.log)"
+	make --no-print-directory KDIR="$tree" module > "$RES/build-$mode.log" 2>&1 ||
+		{ cat "$RES/build-$mode.log"; say "FAILED: module build against $tree"; exit 1; }
 	k=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' "$tree/include/generated/utsrelease.h")
-	core_tmo=6000	# ten times the usual: the suites run 5 times slower
-	# kasan_multi_shot: every KASAN report is printed, not only the first.
-	run_one "debug-$k" tests/vm/run-guest.sh "$tree" "$parts" --timeout 21600 --memory 3G \
-		--append kasan_multi_shot
+	if [ "$mode" = debug ]; then
+		core_tmo=6000	# ten times the usual: the suites run 5 times slower
+		# kasan_multi_shot: every KASAN report is printed, not only the first.
+		run_one "debug-$k" tests/vm/run-guest.sh "$tree" "$parts" --timeout 21600 --memory 3G \
+			--append kasan_multi_shot
+	else
+		run_one "atomic-$k" tests/vm/run-guest.sh "$tree" "$parts" --timeout 7200 \
+			--append init_on_alloc=0
+	fi
 	;;
 esac
 

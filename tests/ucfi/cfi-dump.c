@@ -5,6 +5,12 @@
  *
  *   cfi-dump FILE          one line per row: ADDRESS RULE
  *   cfi-dump -s FILE       a summary line: rows, rules, bytes
+ *   cfi-dump -w FILE       what the build did: bytes interpreted, CIE
+ *                          parses, checks (the module's scheduling points),
+ *                          whether the work bound stopped it, rule
+ *                          lookups and the hash slots they probed; with
+ *                          CFI_DUMP_STOP_AFTER=N the N-th check answers
+ *                          -ETIME, as the module's does past its budget
  *
  * RULE is "rsp+N BP", "rbp+N BP" (BP: "u" rbp unchanged, "c+N"/"c-N"
  * saved at CFA+N, "?" lost), "plt>=N", "signal", "stop" or "invalid".
@@ -29,6 +35,16 @@ static int file_read(void *ctx, u64 off, void *buf, size_t len)
 	if (fseeko(s->f, (off_t)off, SEEK_SET))
 		return -EIO;
 	return fread(buf, 1, len, s->f) == len ? 0 : -EINVAL;
+}
+
+static unsigned long checks, stop_after;
+
+/* The module lets the scheduler in here; count the calls. */
+static int count_check(void *ctx)
+{
+	(void)ctx;
+	checks++;
+	return stop_after && checks >= stop_after ? -ETIME : 0;
 }
 
 static void print_rule(const struct offs_cfi_rule *r)
@@ -67,19 +83,23 @@ int main(int argc, char **argv)
 {
 	struct offs_cfi_table *t;
 	struct file_src fs;
-	struct offs_cfi_src src = { .read = file_read, .ctx = &fs };
+	struct offs_cfi_src src = { .read = file_read, .ctx = &fs,
+				    .check = count_check };
+	struct offs_cfi_work work;
 	struct stat st;
 	int summary = 0, err;
 	const char *path;
 	u32 i;
 
-	if (argc == 3 && !strcmp(argv[1], "-s")) {
-		summary = 1;
+	if (getenv("CFI_DUMP_STOP_AFTER"))
+		stop_after = strtoul(getenv("CFI_DUMP_STOP_AFTER"), NULL, 10);
+	if (argc == 3 && (!strcmp(argv[1], "-s") || !strcmp(argv[1], "-w"))) {
+		summary = argv[1][1] == 's' ? 1 : 2;
 		path = argv[2];
 	} else if (argc == 2) {
 		path = argv[1];
 	} else {
-		fprintf(stderr, "usage: cfi-dump [-s] FILE\n");
+		fprintf(stderr, "usage: cfi-dump [-s|-w] FILE\n");
 		return 2;
 	}
 	fs.f = fopen(path, "rb");
@@ -88,13 +108,21 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	src.size = st.st_size;
-	err = offs_cfi_build(&src, &t);
+	err = offs_cfi_build(&src, &t, &work);
 	fclose(fs.f);
+	if (summary == 2)
+		printf("work bytes %llu cies %llu checks %lu over %d lookups %llu probes %llu\n",
+		       (unsigned long long)work.bytes,
+		       (unsigned long long)work.cie_parses, checks, work.over,
+		       (unsigned long long)work.lookups,
+		       (unsigned long long)work.probes);
 	if (err) {
 		fprintf(stderr, "cfi-dump: %s: %s\n", path, strerror(-err));
 		return 1;
 	}
-	if (summary) {
+	if (summary == 2) {
+		printf("rows %u\n", t->nrows);
+	} else if (summary) {
 		printf("rows %u rules %u bytes %zu\n", t->nrows, t->nrules, t->bytes);
 	} else {
 		for (i = 0; i < t->nrows; i++) {

@@ -10,7 +10,12 @@
  * .eh_frame and .eh_frame_hdr bytes or the ELF and program headers, or the
  * file cut short.  The compiler must return a table or an error for every
  * one of them; the sanitizers turn any out-of-bounds access, overflow or
- * leak into a failure.  Prints "inputs N built B refused R".
+ * leak into a failure, and an input that makes it interpret more than its
+ * work bound allows (ucfi.h: OFFS_CFI_WORK_FACTOR times the .eh_frame
+ * plus OFFS_CFI_WORK_SLACK, plus the one record that crossed it) is one
+ * too (exit 3).  Prints "inputs N built B refused R over O maxwork W",
+ * O the inputs stopped by the work bound, W the most bytes interpreted
+ * per byte of .eh_frame.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,15 +53,17 @@ int main(int argc, char **argv)
 	static const u32 vals[] = { 0, 1, 4, 8, 0x7f, 0x80, 0xff, 0xffff,
 				    0x7fffffff, 0x80000000, 0xfffffff0,
 				    0xffffffff };
-	unsigned long n, i, built = 0, refused = 0;
+	unsigned long n, i, built = 0, refused = 0, over = 0;
+	struct offs_cfi_work work;
+	double maxwork = 0;
 	struct offs_cfi_table *t;
 	struct mem_src m;
 	struct offs_cfi_src src = { .read = mem_read, .ctx = &m };
-	struct offs_elf elf;
+	struct offs_elf elf, ielf;
 	u8 *orig, *buf;
 	long size;
 	FILE *f;
-	int k, nmut;
+	int k, nmut, err;
 
 	if (argc != 4) {
 		fprintf(stderr, "usage: cfi-fuzz FILE INPUTS SEED\n");
@@ -113,7 +120,21 @@ int main(int argc, char **argv)
 		if (rnd() % 16 == 0)
 			m.size = rnd() % size;
 		src.size = m.size;
-		if (offs_cfi_build(&src, &t)) {
+		err = offs_cfi_build(&src, &t, &work);
+		over += work.over;
+		/* The .eh_frame this input has, as the compiler found it. */
+		if (offs_find_eh_frame(&src, &ielf) == 0 && ielf.eh_len) {
+			if (work.bytes > ielf.eh_len * (OFFS_CFI_WORK_FACTOR + 1) +
+					 OFFS_CFI_WORK_SLACK) {
+				fprintf(stderr, "cfi-fuzz: input %lu: %llu bytes interpreted for %llu of .eh_frame\n",
+					i, (unsigned long long)work.bytes,
+					(unsigned long long)ielf.eh_len);
+				return 3;
+			}
+			if ((double)work.bytes / ielf.eh_len > maxwork)
+				maxwork = (double)work.bytes / ielf.eh_len;
+		}
+		if (err) {
 			refused++;
 			continue;
 		}
@@ -125,7 +146,8 @@ int main(int argc, char **argv)
 		built++;
 		offs_cfi_free(t);
 	}
-	printf("inputs %lu built %lu refused %lu\n", n, built, refused);
+	printf("inputs %lu built %lu refused %lu over %lu maxwork %.2f\n",
+	       n, built, refused, over, maxwork);
 	free(orig);
 	free(buf);
 	return 0;

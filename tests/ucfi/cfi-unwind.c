@@ -70,7 +70,7 @@ static struct offs_cfi_table *table_for(const char *path)
 	if (!fstat(fileno(fs.f), &st)) {
 		src.ctx = &fs;
 		src.size = st.st_size;
-		if (offs_cfi_build(&src, &t))
+		if (offs_cfi_build(&src, &t, NULL))
 			t = NULL;
 	}
 	fclose(fs.f);

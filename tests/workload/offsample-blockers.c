@@ -24,6 +24,11 @@
  *
  * Prints "NAME TID" for every thread, then "ready" when all waiters are
  * blocked (as far as a sleep can tell), and waits until killed.
+ *
+ *   offsample-blockers --crowd N
+ *
+ * instead: blk-main holds one mutex and N threads blk-crowd wait for it
+ * (a process with more lock waiters than the module looks up per tick).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -222,12 +227,50 @@ static void start(void *(*fn)(void *), void *arg, int wait_held)
 			;
 }
 
-int main(void)
+static void *crowd_wait(void *arg)
+{
+	(void)arg;
+	pthread_setname_np(pthread_self(), "blk-crowd");
+	pthread_mutex_lock(&m1);	/* blk-main holds it */
+	return NULL;
+}
+
+static int crowd(int n)
+{
+	pthread_attr_t a;
+	pthread_t t;
+	int i;
+
+	pthread_setname_np(pthread_self(), "blk-main");
+	printf("blk-main %ld\n", (long)gettid());
+	pthread_mutex_lock(&m1);
+	pthread_attr_init(&a);
+	pthread_attr_setstacksize(&a, 64 * 1024);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	for (i = 0; i < n; i++) {
+		if (pthread_create(&t, &a, crowd_wait, NULL)) {
+			fprintf(stderr, "offsample-blockers: pthread_create failed at %d\n", i);
+			return 1;
+		}
+	}
+	sleep(3);
+	printf("ready\n");
+	for (;;)
+		pause();
+}
+
+int main(int argc, char **argv)
 {
 	pthread_mutexattr_t a;
 	uint32_t *page;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc == 3 && !strcmp(argv[1], "--crowd"))
+		return crowd(atoi(argv[2]));
+	if (argc != 1) {
+		fprintf(stderr, "usage: offsample-blockers [--crowd N]\n");
+		return 2;
+	}
 	sem_init(&held, 0, 0);
 	pthread_mutexattr_init(&a);
 	pthread_mutexattr_setprotocol(&a, PTHREAD_PRIO_INHERIT);

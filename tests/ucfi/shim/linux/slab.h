@@ -5,6 +5,7 @@
 #define GFP_KERNEL	0
 #define __GFP_NOWARN	0
 static inline void *kzalloc(size_t n, int gfp) { (void)gfp; return calloc(1, n); }
+static inline void *kmalloc(size_t n, int gfp) { (void)gfp; return malloc(n); }
 static inline void kfree(const void *p) { free((void *)p); }
 static inline void *kvmalloc_array(size_t n, size_t size, int gfp)
 {
