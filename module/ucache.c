@@ -119,6 +119,15 @@ static void offs_ucfi_key(struct file *file, struct offs_ucfi_ent *k)
 {
 	struct inode *inode = file_inode(file);
 
+	/*
+	 * A new entry is a copy of its key (offs_ucache_get()): every other
+	 * field (refs, state, table, ...) must start at zero.  Kernels built
+	 * without CONFIG_INIT_STACK_ALL_ZERO (Debian's 5.10) leave a stack
+	 * variable as it was: 0.4-0.6.0 copied that garbage into new entries
+	 * (a reference never dropped, warnings at rmmod, a table pointer
+	 * freed that was never allocated).
+	 */
+	memset(k, 0, sizeof(*k));
 	k->dev = inode->i_sb->s_dev;
 	k->ino = inode->i_ino;
 	k->gen = inode->i_generation;
