@@ -21,16 +21,17 @@ endif
 BUILD ?= $(TOP)/build
 MODSRC := $(wildcard $(TOP)/module/*.c $(TOP)/module/*.h) $(TOP)/module/Kbuild
 
-.PHONY: all module modules-all workload test test-host test-guest demo clean help
+.PHONY: all module modules-all workload test test-host check test-guest demo clean help
 
 all: module
 
 help:
 	@echo "make [module] [KVER=rel|KDIR=dir] build module/offsample.ko for a kernel (the default)"
 	@echo "make modules-all                 build for every kernel the tests use"
-	@echo "make test                        the whole test suite (host + guests)"
-	@echo "make test-host                   host-only tests (tools, renderer)"
-	@echo "make test-guest                  guest suites only"
+	@echo "make test                        the whole test suite (host + guests); time per suite at the end"
+	@echo "make check | test-host           the host suites: tools, renderer, packaging, checkpatch, sparse (minutes)"
+	@echo "make test-guest [KVER=6.1|6.12|RELEASE] [SUITES=\"30-drain.bats ...\"] [FILTER=REGEX]"
+	@echo "                                 guest suites only: all, or those suites (and tests) in one guest"
 	@echo "    (test, test-guest: OFFS_KERNELS=default|rt|all|RELEASES, OFFS_GUEST_JOBS=N,"
 	@echo "     OFFS_TEST_BUDGET=SECONDS for the whole run (5100), OFFS_GUEST_TIMEOUT=SECONDS per guest)"
 	@echo "make demo                        profile a sample workload, write an SVG and a report"
@@ -137,8 +138,18 @@ test:
 test-host:
 	@$(TOP)/tests/run.sh --host-only
 
+# The developer's quick check: every host suite (the module's checkpatch
+# and sparse among them, tests/host/packaging.bats).
+check: test-host
+
+# make test-guest [KVER=6.1|6.12|RELEASE ...] [SUITES="30-drain.bats ..."]
+# [FILTER=REGEX]: the developer's loop (one small suite in one guest: a
+# few minutes).  KVER given on the command line or in the environment
+# picks the kernels; otherwise both test kernels.
 test-guest:
-	@$(TOP)/tests/run.sh --guest-only
+	@$(if $(filter command line environment,$(origin KVER)),OFFS_KERNELS='$(KVER)') \
+		$(if $(SUITES),OFFS_SUITES='$(SUITES)') $(if $(FILTER),OFFS_FILTER='$(FILTER)') \
+		$(TOP)/tests/run.sh --guest-only
 
 demo:
 	@$(TOP)/tests/vm/demo.sh

@@ -8,7 +8,9 @@
 #   make uninstall   [PREFIX=...] [DESTDIR=] [PURGE=1]
 #   make deb         build/deb/offsample-dkms_<version>-1_all.deb (+ offsample-tools)
 #   make matrix      build against every supported Debian kernel header package
-#   make check       checkpatch.pl --strict and sparse (C=2) on module/
+#   make lint        checkpatch.pl --strict and sparse (C=2) on module/
+#                    (make check, in the top Makefile, runs every host
+#                    suite, this among them: tests/host/packaging.bats)
 #   make dkms-src    the DKMS source tree in build/dkms/offsample-<version>/
 #   make dkms-status what DKMS knows about offsample
 
@@ -25,7 +27,7 @@ offs_pkg_env = TOP='$(TOP)' BUILD='$(BUILD)' DESTDIR='$(DESTDIR)' PREFIX='$(PREF
 	MODULE='$(MODULE)' KERNELS='$(KERNELS)' LOAD_AT_BOOT='$(LOAD_AT_BOOT)' \
 	PURGE='$(PURGE)' NO_APT='$(NO_APT)'
 
-.PHONY: install uninstall deb matrix check checkpatch sparse dkms-src dkms-status \
+.PHONY: install uninstall deb matrix lint checkpatch sparse dkms-src dkms-status \
 	help-packaging test-dkms-upgrade
 
 install:
@@ -53,7 +55,7 @@ matrix:
 
 # CHECK_KERNELS: kernels for sparse (default: tests/vm/kernels.sh);
 # CHECK_DOC=1 records the result in docs/MATRIX.md.
-check:
+lint:
 	@BUILD='$(BUILD)' NO_APT='$(NO_APT)' CHECK_KERNELS='$(CHECK_KERNELS)' \
 		CHECK_DOC='$(CHECK_DOC)' $(TOP)/packaging/check.sh all
 
@@ -76,6 +78,6 @@ help-packaging:
 	@echo "make uninstall [PURGE=1]         remove all of it (every offsample version DKMS knows)"
 	@echo "make deb                         offsample-dkms and offsample-tools .debs in build/deb/"
 	@echo "make matrix                      build against every supported Debian header package"
-	@echo "make check                       checkpatch.pl --strict and sparse on module/"
+	@echo "make lint                        checkpatch.pl --strict and sparse on module/"
 	@echo "make test-dkms-upgrade           a kernel upgrade through DKMS inside a guest (slow)"
 	@echo "make dkms-src | dkms-status      DKMS source tree in build/dkms/ | dkms status"

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# `make check`: style and static checks of module/.
+# `make lint`: style and static checks of module/ (`make check` runs it
+# with every other host suite).
 #
 #   packaging/check.sh all | checkpatch | sparse
 #
@@ -154,7 +155,7 @@ DOC=$TOP/docs/MATRIX.md
 if [ "${CHECK_DOC:-}" = 1 ] && grep -q '^<!-- check:begin -->' "$DOC" 2>/dev/null; then
 	{
 		echo '```'
-		echo "$(date -u '+%Y-%m-%d %H:%M UTC'), module $(cat "$TOP/VERSION") ($(git -C "$TOP" describe --always --dirty 2>/dev/null || echo 'no git')): make check -> $([ $rc -eq 0 ] && echo OK || echo FAILED)"
+		echo "$(date -u '+%Y-%m-%d %H:%M UTC'), module $(cat "$TOP/VERSION") ($(git -C "$TOP" describe --always --dirty 2>/dev/null || echo 'no git')): make lint -> $([ $rc -eq 0 ] && echo OK || echo FAILED)"
 		sed "s|$TOP/||g" "$SUMMARY"
 		echo '```'
 	} > "$OUT/summary.md"

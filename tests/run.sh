@@ -9,11 +9,17 @@
 #      and 6.12; RT too with OFFS_KERNELS=all), then `make uninstall`;
 #      tests of the tools on the module's output run in one guest each
 #      (tags once-1, once-2; OFFS_ONCE in tests/guest/run.sh);
-#   5. a summary; the last line is "N passed, N failed, N skipped" and the
-#      exit status is non-zero if anything failed or did not run.
+#   5. the time each suite took (host and every guest; also in the TAP
+#      files: tests/lib/suite-times.awk), then a summary; the last line is
+#      "N passed, N failed, N skipped" and the exit status is non-zero if
+#      anything failed or did not run.
 #
 #   tests/run.sh [--host-only | --guest-only]
-# Environment: OFFS_KERNELS (default|rt|all or a list of releases),
+# Environment: OFFS_KERNELS (default|rt|all, a list of releases, or of
+# series: 6.1, 6.12, 6.12-rt, 5.10 for the newest installed of each),
+# OFFS_SUITES ("30-drain.bats 45-cache.bats": only these guest suites;
+# `make install` for the guests only when 60-install.bats is one of them),
+# OFFS_FILTER (only the guest tests whose names match this regex),
 # OFFS_GUEST_JOBS (guests booted at once; default: one per 4 host CPUs,
 # at least one), OFFS_TEST_BUDGET (seconds the whole run may take,
 # default 5100: CI stops a run at 90 minutes, and the summary and
@@ -73,8 +79,33 @@ hash -r
 
 case "${OFFS_KERNELS:-default}" in
 default|rt|all) kernels=$(tests/vm/kernels.sh "${OFFS_KERNELS:-default}") ;;
-*) kernels=$OFFS_KERNELS ;;
+*)
+	kernels=
+	for k in $OFFS_KERNELS; do
+		case "$k" in
+		6.1|6.12|6.12-rt|5.10)
+			r=$(tests/vm/kernels.sh series "$k") ||
+				{ fail_step "no $k kernel with headers installed (tests/vm/kernels.sh)"; continue; }
+			kernels="$kernels $r" ;;
+		*) kernels="$kernels $k" ;;
+		esac
+	done ;;
 esac
+# The guest suites to run: all, or those OFFS_SUITES names.
+suites=()
+for f in ${OFFS_SUITES:-}; do
+	f=${f##*/}
+	if [ -f "tests/guest/$f" ]; then
+		suites+=("tests/guest/$f")
+	else
+		fail_step "no guest suite tests/guest/$f"
+	fi
+done
+# 60-install.bats needs offsample installed with DKMS on this machine.
+install=1
+if [ ${#suites[@]} -gt 0 ] && ! printf '%s\n' "${suites[@]}" | grep -q '/60-install\.bats$'; then
+	install=
+fi
 
 # An install that a killed run (or, in CI, anything) left behind would make
 # the packaging round trip skip and the guests test an old module.
@@ -85,9 +116,15 @@ elif [ -s "$RESULTS/guest-setup-stale.log" ]; then
 	head -n1 "$RESULTS/guest-setup-stale.log"
 fi
 
+# stamp: each line with the time it came (the guests' guest.tap.times).
+stamp() {
+	perl -MTime::HiRes=time -ne 'BEGIN { $| = 1 } printf "%.1f %s", time, $_'
+}
+
 if [ $mode != guest ] && ls tests/host/*.bats >/dev/null 2>&1; then
 	echo "== host suites"
-	bats --tap tests/host/ < /dev/null > "$RESULTS/host.tap" 2> "$RESULTS/host.stderr"
+	bats --formatter "$TOP/tests/lib/bats-format-offs" --timing tests/host/ < /dev/null \
+		2> "$RESULTS/host.stderr" | tee "$RESULTS/host.tap" | stamp > "$RESULTS/host.tap.times"
 	record "host" "$RESULTS/host.tap"
 fi
 
@@ -102,13 +139,15 @@ if [ $mode != host ]; then
 	# (DKMS) here for the installed-module suite 60-install.bats, the
 	# second kernel through its headers' postinst (the kernel upgrade
 	# path); removed again after the guests.
-	echo "== make install for the guests (packaging/guest-setup.sh)"
-	# shellcheck disable=SC2086
-	if packaging/guest-setup.sh before $kernels > "$RESULTS/guest-setup.log" 2>&1; then
-		trap 'packaging/guest-setup.sh after >> "$RESULTS/guest-setup.log" 2>&1' EXIT
-	else
-		cat "$RESULTS/guest-setup.log" >&2
-		fail_step "make install for the guests"
+	if [ -n "$install" ]; then
+		echo "== make install for the guests (packaging/guest-setup.sh)"
+		# shellcheck disable=SC2086
+		if packaging/guest-setup.sh before $kernels > "$RESULTS/guest-setup.log" 2>&1; then
+			trap 'packaging/guest-setup.sh after >> "$RESULTS/guest-setup.log" 2>&1' EXIT
+		else
+			cat "$RESULTS/guest-setup.log" >&2
+			fail_step "make install for the guests"
+		fi
 	fi
 	# Build for every kernel first, then boot the guests, OFFS_GUEST_JOBS
 	# at a time.  Default: one guest per 4 host CPUs.  A guest has 2
@@ -152,7 +191,8 @@ if [ $mode != host ]; then
 			start=$(date +%s)
 			tests/vm/run-guest.sh --timeout "$gt" --append init_on_alloc=0 \
 				"$k" "$out" -- env OFFS_ONCE="$nth/${#ready[@]}" \
-				tests/guest/run.sh "$out" \
+				${OFFS_FILTER:+OFFS_FILTER="$OFFS_FILTER"} \
+				tests/guest/run.sh "$out" ${suites[@]+"${suites[@]}"} \
 				> "$out.log" 2>&1
 			echo "$? $(( $(date +%s) - start ))" > "$out.rc"
 		) &
@@ -183,11 +223,23 @@ if [ $mode != host ]; then
 	done
 fi
 
-if [ $mode != host ]; then
+if [ $mode != host ] && [ -n "$install" ]; then
 	trap - EXIT
 	packaging/guest-setup.sh after >> "$RESULTS/guest-setup.log" 2>&1 ||
 		fail_step "make uninstall after the guests"
 fi
+
+echo "== time per suite (seconds, tests, failed)"
+for t in "$RESULTS"/host.tap.times "$RESULTS"/guest-*/guest.tap.times; do
+	[ -s "$t" ] || continue
+	case "$t" in
+	*/host.tap.times) where=host ;;
+	*) where=${t%/guest.tap.times}; where=guest-${where##*/guest-} ;;
+	esac
+	awk -f tests/lib/suite-times.awk "$t" |
+		awk -v w="$where" '{ printf "%-24s %-28s %6d s %4d %3d\n", w, $1, $2, $3, $4 }'
+done
+echo "total: $(( $(date +%s) - t0 )) s"
 
 echo "== summary"
 printf '%s\n' "${summary[@]}"

@@ -1,5 +1,8 @@
 #!/usr/bin/env bats
 # Loading, the files it creates, their permissions, parameter defaults.
+#
+# Kernels: every test kernel: the probed kernel features, the files and
+# defaults a load creates, are what differ between kernels.
 
 load lib
 

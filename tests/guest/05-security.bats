@@ -3,6 +3,11 @@
 # parameters writable by root only, a refused drain drains nothing, group=
 # cannot be changed once loaded, and no raw kernel address in any file
 # whatever kptr_restrict says.  See docs/RELIABILITY.md, "Security".
+#
+# Kernels: one (file tag once-1: make test runs it in one guest only,
+# tests/guest/run.sh): parameter permissions, the drain
+# policy and address hashing are the module's own code (%pK is not used).
+# bats file_tags=once-1
 
 load lib
 

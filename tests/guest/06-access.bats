@@ -5,6 +5,9 @@
 # nothing.  group= readers get a reduced view without user addresses and
 # can neither drain nor write control.  Pids follow the pid namespace of
 # the /proc mount, cgroup paths the reader's cgroup namespace.
+#
+# Kernels: every test kernel: capabilities, user, pid and cgroup namespaces
+# are the kernel's, and their interfaces moved between 6.1 and 6.12.
 
 load lib
 

@@ -7,6 +7,9 @@
 # 98..100% for threads that never run; 80..100% for the O_DIRECT readers
 # (they run briefly between 500 ms reads); for run-queue waiters with N
 # spinners on C CPUs, (N - C)..N per tick.
+#
+# Kernels: every test kernel: the reasons come from each kernel's own wait
+# sites and stacks.
 
 load lib
 

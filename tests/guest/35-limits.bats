@@ -1,6 +1,11 @@
 #!/usr/bin/env bats
 # Bounds: a table too small for the load drops samples visibly and stays
 # consistent; depth cap; kernel threads excluded on request; key fields.
+#
+# Kernels: one (file tag once-1: make test runs it in one guest only,
+# tests/guest/run.sh): table sizing, the depth cap and key
+# fields are the module's own bookkeeping, the same on every kernel.
+# bats file_tags=once-1
 
 load lib
 

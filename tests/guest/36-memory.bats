@@ -3,6 +3,9 @@
 # old generations kept alive by open files are capped (max_retired),
 # size parameters are capped by a share of RAM, and what a reader's
 # open or read allocates is charged to the reader's memory cgroup.
+#
+# Kernels: every test kernel: charging to the reader's memory cgroup and the
+# share of RAM depend on the kernel's memcg and allocator.
 
 load lib
 

@@ -1,5 +1,7 @@
 #!/usr/bin/env bats
 # rmmod while sampling and while readers loop over, or hold open, every file.
+#
+# Kernels: every test kernel: module and procfs lifetimes are the kernel's.
 
 load lib
 

@@ -1,6 +1,9 @@
 #!/usr/bin/env bats
 # The thread cache (module/cache.c): threads that did not run are counted
 # again without unwinding, and nothing stale ever comes out of it.
+#
+# Kernels: every test kernel: the cache's validity rests on each kernel's
+# task lifetimes and scheduler statistics.
 
 load lib
 

@@ -7,6 +7,9 @@
 # The mmap-lock defect (a sampled process's lock held while waiting for a
 # reader) is checked by tests/guest/debug/81-lockdep.bats on the debug
 # kernel, where lockdep records every lock order.
+#
+# Kernels: every test kernel: each defect was a race with the kernel's own
+# task, mm and stack state.
 
 load lib
 

@@ -9,6 +9,8 @@
 # these tests in one guest only: tagged once-1 or once-2, see
 # tests/guest/run.sh (OFFS_ONCE).  The module's side of what they use is
 # tested in every guest by the other suites.
+#
+# Kernels: one, test by test (tags once-1 and once-2, below).
 
 load lib
 

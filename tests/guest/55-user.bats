@@ -5,6 +5,9 @@
 # (net) and do_sleep/main_wait/main (sleep), built with and without frame
 # pointers.  Symbolization is done by tools/offsample-symbolize, after the
 # process has exited.
+#
+# Kernels: every test kernel (user memory is read through each kernel's mm);
+# the tests tagged once-N check only the symbolizer, in one guest.
 
 load lib
 

@@ -8,6 +8,9 @@
 # call-frame information damaged
 # on disk under running code (tests/guest/cfi-mutate) never harms the
 # module.
+#
+# Kernels: every test kernel: user memory, mmap locks and file reads are
+# the kernel's, and eu-stack checks each of them.
 
 load lib
 

@@ -6,6 +6,9 @@
 # thread id of each thread: the holders reported by the module are checked
 # against those ids, and the holders' records against what the holders
 # were doing (sleeping in blk_hold_and_sleep, waiting for a lock).
+#
+# Kernels: every test kernel (futex and PI internals differ); the tests
+# tagged once-N check only the tools' rendering, in one guest.
 
 load lib
 

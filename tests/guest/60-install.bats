@@ -9,6 +9,9 @@
 #
 # tests/guest/slow/61-dkms-upgrade.bats (make test-dkms-upgrade) does the
 # whole upgrade inside a guest: slow under emulation.
+#
+# Kernels: every test kernel: DKMS builds and modprobe loads the module of
+# that kernel.
 
 load lib
 

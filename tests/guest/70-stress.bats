@@ -6,6 +6,8 @@
 #
 # OFFS_STRESS=short (make test, ~2 minutes) or long (make stress,
 # make test-debug); see tests/stress/lib.bash and docs/RELIABILITY.md.
+#
+# Kernels: every test kernel: races and memory pressure are the kernel's.
 
 load lib
 load ../stress/lib

@@ -7,6 +7,11 @@
 # applied exactly as documented.  The module must stay healthy.
 #
 # OFFS_STRESS=short: 10000 inputs; long: 100000 (make stress, test-debug).
+#
+# Kernels: one (file tag once-2: make test runs it in one guest only,
+# tests/guest/run.sh): the parsers under test are the module's
+# own (kstrto*, the control words), the same on every kernel.
+# bats file_tags=once-2
 
 load lib
 load ../stress/lib

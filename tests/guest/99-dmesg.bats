@@ -1,5 +1,7 @@
 #!/usr/bin/env bats
 # Last: the whole guest run left no BUG/WARNING/Oops/lockdep/... in dmesg.
+#
+# Kernels: every test kernel: it reads each guest's log.
 
 load lib
 

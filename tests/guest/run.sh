@@ -6,12 +6,15 @@
 #
 #   tests/guest/run.sh OUTDIR [SUITE.bats...]   (default: all of tests/guest/)
 #
-# OFFS_ONCE=K/N: this is guest K of the N that one test run boots.  Tests
-# of the tools on the module's output (nothing in them depends on the
-# kernel) carry the bats tag once-1 or once-2 and run in one guest of the
-# run only: guest K runs group G when (G - 1) % N == K - 1; with one
-# guest, both groups.  Unset (a suite run by hand, make test-debug):
-# every test.
+# OFFS_ONCE=K/N: this is guest K of the N that one test run boots.  Each
+# suite says in its header, on a "# Kernels:" line, on which kernels it
+# must run and why (tests/host/run-share.bats checks that it does).  Tests
+# that nothing of the kernel decides (the tools on the module's output,
+# the module's own parsing) carry the bats tag once-1 or once-2, and
+# suites whose every test is such carry it as a file tag (# bats
+# file_tags=once-1): they run in one guest of the run only: guest K runs
+# group G when (G - 1) % N == K - 1; with one guest, both groups.  Unset
+# (a suite run by hand, make test-debug): every test.
 #
 # OFFS_FILTER=REGEX: only the tests whose names match (bats --filter), for
 # a chunk of a long run (make test-debug OFFS_SUITES=... OFFS_FILTER=...).
@@ -62,12 +65,15 @@ export BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-600}
 # bats in a session of its own: whatever a failed test left running is
 # killed afterwards, so it cannot hold the console and keep the guest up.
 # guest.tap.times: each TAP line with the guest's clock when it came, so
-# that the time between tests (setup_file, teardown) shows too.
+# that the time between tests (setup_file, teardown) shows too; the TAP
+# has a "# suite FILE" line where each suite starts (bats-format-offs),
+# from which tests/lib/suite-times.awk tells each suite's time.
 # shellcheck disable=SC2016
 setsid bash -c 'set -o pipefail
 	out=$1
 	shift
-	bats --tap --timing --print-output-on-failure "$@" < /dev/null 2> "$out/guest.stderr" |
+	bats --formatter "$PWD/tests/lib/bats-format-offs" --timing --print-output-on-failure \
+		"$@" < /dev/null 2> "$out/guest.stderr" |
 		tee "$out/guest.tap" |
 		perl -MTime::HiRes=time -ne '\''BEGIN { $| = 1 } printf "%.1f %s", time, $_'\'' > "$out/guest.tap.times"' \
 	run.sh "$out" ${filter[@]+"${filter[@]}"} "$@" &

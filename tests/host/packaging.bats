@@ -3,7 +3,7 @@
 # Packaging, on the host (root): dkms.conf, DKMS builds for the test
 # kernels (6.1, 6.12) in a temporary DKMS tree, make install / uninstall
 # with DESTDIR and for real (DKMS, then a kernel upgrade through the headers
-# postinst, then nothing left behind), make deb, make check.
+# postinst, then nothing left behind), make deb, make lint.
 
 load '/usr/lib/bats/bats-support/load'
 load '/usr/lib/bats/bats-assert/load'
@@ -338,8 +338,8 @@ snapshot() {
 	assert_line --regexp '^Inst offsample-dkms '
 }
 
-@test "packaging: make check (checkpatch --strict, sparse C=2) passes" {
-	run make --no-print-directory check BUILD="$PKG_TMP/b"
+@test "packaging: make lint (checkpatch --strict, sparse C=2) passes" {
+	run make --no-print-directory lint BUILD="$PKG_TMP/b"
 	assert_success
 	assert_line --regexp '^checkpatch .*: 0 errors, 0 warnings'
 	assert_line --regexp '^sparse .*\(0 new'

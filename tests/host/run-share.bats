@@ -77,3 +77,27 @@ setup() {
 	run -0 bash -c "grep -ho 'test_tags=.*' '$BATS_TEST_DIRNAME'/../guest/*.bats | sort -u"
 	assert_output "$(printf '%s\n' test_tags=once-1 test_tags=once-2)"
 }
+
+@test "guest suites: each says on which kernels it runs and why; a file tag once-N matches what it says" {
+	local f bad=0 decl tag
+	for f in "$BATS_TEST_DIRNAME"/../guest/*.bats; do
+		decl=$(sed -n '/^load /q; s/^# Kernels: //p' "$f")
+		tag=$(sed -n 's/^# bats file_tags=\(once-[0-9]*\)$/\1/p' "$f")
+		case "$decl" in
+		"every test kernel"*) [ -z "$tag" ] || { echo "$f: every kernel, but file tag $tag"; bad=1; } ;;
+		"one (file tag once-"[12]*)
+			[ "$tag" = "$(echo "$decl" | sed 's/^one (file tag \(once-[12]\).*/\1/')" ] ||
+				{ echo "$f: says '$decl', file tag '${tag}'"; bad=1; } ;;
+		"one, test by test"*)
+			[ -z "$tag" ] && grep -q '^# bats test_tags=once-[12]$' "$f" ||
+				{ echo "$f: test by test, but no test tagged once-N"; bad=1; } ;;
+		*) echo "$f: no '# Kernels: every test kernel|one (file tag once-N|one, test by test' line with its reason, before 'load'"; bad=1 ;;
+		esac
+		# The reason follows on the same line.
+		[ "$(echo "$decl" | wc -w)" -ge 4 ] || { echo "$f: no reason given"; bad=1; }
+	done
+	[ "$bad" = 0 ]
+	# Both groups are used, so that both guests share the work.
+	grep -l '^# bats file_tags=once-1$' "$BATS_TEST_DIRNAME"/../guest/*.bats > /dev/null
+	grep -l '^# bats file_tags=once-2$' "$BATS_TEST_DIRNAME"/../guest/*.bats > /dev/null
+}

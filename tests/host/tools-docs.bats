@@ -182,8 +182,8 @@ setup() {
 @test "make help lists every target a user runs" {
 	local t
 	run -0 make --no-print-directory -C "$ROOT" help
-	for t in module modules-all test test-host test-guest demo bench stress test-debug test-rt test-matrix \
-		clean install uninstall deb matrix check test-dkms-upgrade dkms-src dkms-status; do
+	for t in module modules-all test test-host check test-guest demo bench stress test-debug test-atomic test-rt test-matrix \
+		clean install uninstall deb matrix lint test-dkms-upgrade dkms-src dkms-status; do
 		assert_line --regexp "^make (\\[)?$t( |\\]|\$)|\\| $t( |\$)"
 	done
 	# ... and no target it names is missing from the makefiles.

@@ -12,6 +12,8 @@
 #
 # Options: --cpus N (2)  --memory SIZE (2G)  --timeout SECONDS (1500)
 #          --append "KERNEL ARGS" (extra kernel command line)
+# A Debian kernel boots from its uncompressed vmlinux (tests/vm/vmlinux.sh,
+# PVH entry) unless OFFS_PVH=0 or it cannot be extracted.
 set -u
 
 cpus=2
@@ -52,6 +54,11 @@ else
 	if [ ! -r "$kernel" ]; then
 		echo "run-guest.sh: no kernel image $kernel" >&2
 		exit 125
+	fi
+	# The uncompressed kernel, booted through its PVH entry: no
+	# decompressor under emulation (OFFS_PVH=0: the bzImage).
+	if [ "${OFFS_PVH:-1}" != 0 ] && elf=$("$(dirname "$0")/vmlinux.sh" "$kver" 2>/dev/null); then
+		kernel=$elf
 	fi
 fi
 if ! command -v vng >/dev/null 2>&1; then

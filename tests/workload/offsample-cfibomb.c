@@ -5,6 +5,9 @@
  *
  *   offsample-cfibomb SHAPE OUT [FDES [CIE_BYTES [CIES]]]
  *       write the file OUT
+ *   offsample-cfibomb junk DIR N
+ *       write N small files DIR/1 .. DIR/N that are no ELF at all (a
+ *       build fails on them at once)
  *   offsample-cfibomb map [-w MS] FILE...
  *       map each FILE PROT_EXEC (what makes the module compile its
  *       .eh_frame: any file will do), print "mapped N", and sleep until
@@ -200,8 +203,27 @@ static unsigned long arg(char **argv, int argc, int i, unsigned long def)
 static void usage(void)
 {
 	fprintf(stderr, "usage: offsample-cfibomb badcie|thrash|rows|rules|fine OUT [FDES [CIE_BYTES [CIES]]]\n"
+		"       offsample-cfibomb junk DIR N\n"
 		"       offsample-cfibomb map [-w MS] FILE...\n");
 	exit(2);
+}
+
+/* N files that are not ELF, DIR/1 .. DIR/N. */
+static int junk(const char *dir, unsigned long n)
+{
+	char path[4096];
+	unsigned long i;
+	FILE *f;
+
+	for (i = 1; i <= n; i++) {
+		snprintf(path, sizeof(path), "%s/%lu", dir, i);
+		f = fopen(path, "w");
+		if (!f || fprintf(f, "junk %lu\n", i) < 0 || fclose(f)) {
+			perror(path);
+			return 1;
+		}
+	}
+	return 0;
 }
 
 /* Map every file executable, then wait to be sampled. */
@@ -241,6 +263,8 @@ int main(int argc, char **argv)
 	const char *shape, *out;
 	FILE *f;
 
+	if (argc == 4 && !strcmp(argv[1], "junk"))
+		return junk(argv[2], arg(argv, argc, 3, 0));
 	if (argc > 4 && !strcmp(argv[1], "map") && !strcmp(argv[2], "-w"))
 		return map_all(argc - 4, argv + 4, arg(argv, argc, 3, 0));
 	if (argc > 2 && !strcmp(argv[1], "map"))
