@@ -117,11 +117,6 @@ elif [ -s "$RESULTS/guest-setup-stale.log" ]; then
 	head -n1 "$RESULTS/guest-setup-stale.log"
 fi
 
-# stamp: each line with the time it came (the guests' guest.tap.times).
-stamp() {
-	perl -MTime::HiRes=time -ne 'BEGIN { $| = 1 } printf "%.1f %s", time, $_'
-}
-
 if [ $mode != guest ] && ls tests/host/*.bats >/dev/null 2>&1; then
 	echo "== host suites"
 	# Two streams at once: packaging (DKMS, make install, sparse: 220 of
@@ -144,7 +139,7 @@ if [ $mode != guest ] && ls tests/host/*.bats >/dev/null 2>&1; then
 		[ $# -gt 0 ] || return 0
 		bats --formatter "$TOP/tests/lib/bats-format-offs" --timing "$@" < /dev/null \
 			2> "$RESULTS/host-$part.stderr" | tee "$RESULTS/host-$part.tap" |
-			stamp > "$RESULTS/host-$part.tap.times"
+			tests/lib/tap-stamp > "$RESULTS/host-$part.tap.times"
 	}
 	host_bats build ${host_build[@]+"${host_build[@]}"} &
 	host_bats rest ${host_rest[@]+"${host_rest[@]}"} &

@@ -75,7 +75,7 @@ setsid bash -c 'set -o pipefail
 	bats --formatter "$PWD/tests/lib/bats-format-offs" --timing --print-output-on-failure \
 		"$@" < /dev/null 2> "$out/guest.stderr" |
 		tee "$out/guest.tap" |
-		perl -MTime::HiRes=time -ne '\''BEGIN { $| = 1 } printf "%.1f %s", time, $_'\'' > "$out/guest.tap.times"' \
+		tests/lib/tap-stamp > "$out/guest.tap.times"' \
 	run.sh "$out" ${filter[@]+"${filter[@]}"} "$@" &
 bats_pid=$!
 wait $bats_pid

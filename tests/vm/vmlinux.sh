@@ -32,11 +32,11 @@ mkdir -p "$cache"
 tmp=$(mktemp "$out.XXXXXX")
 trap 'rm -f "$tmp"' EXIT
 
-# try FORMAT MAGIC CMD...: decompress the image from the first offset of
-# MAGIC (hex) on with CMD (which must stop at the end of the first stream).
+# try MAGIC CMD...: decompress the image from the first offset of MAGIC
+# (hex) on with CMD (which must stop at the end of the first stream).
 try() {
-	local magic=$2 off
-	shift 2
+	local magic=$1 off
+	shift
 	command -v "$1" > /dev/null 2>&1 || return 1
 	off=$(perl -e 'local $/; open my $f, "<", $ARGV[0] or exit 1; my $d = <$f>;
 		my $i = index($d, pack("H*", $ARGV[1])); print $i if $i >= 0' "$img" "$magic") || return 1
@@ -44,9 +44,9 @@ try() {
 	tail -c +$((off + 1)) "$img" | "$@" > "$tmp" 2> /dev/null || true
 	[ "$(head -c 4 "$tmp" | od -An -c | tr -d ' ')" = '177ELF' ]
 }
-try xz fd377a585a00 xz -dc --single-stream ||
-	try zstd 28b52ffd zstd -dcq ||
-	try gzip 1f8b08 gzip -dc ||
+try fd377a585a00 xz -dc --single-stream ||
+	try 28b52ffd zstd -dcq ||
+	try 1f8b08 gzip -dc ||
 	exit 1
 # QEMU boots an ELF kernel only through its PVH note (Xen type 18,
 # XEN_ELFNOTE_PHYS32_ENTRY).
