@@ -19,7 +19,10 @@ KVER := $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"/\1/p' $(KDIR)/include/g
 endif
 endif
 BUILD ?= $(TOP)/build
-MODSRC := $(wildcard $(TOP)/module/*.c $(TOP)/module/*.h) $(TOP)/module/Kbuild
+# The sources, without what an in-tree build (make -C KDIR M=$$PWD/module)
+# generates there.
+MODSRC := $(filter-out %.mod.c %/features.h %/syscalls.h,\
+	$(wildcard $(TOP)/module/*.c $(TOP)/module/*.h)) $(TOP)/module/Kbuild
 
 .PHONY: all module modules-all workload test test-host check test-guest demo clean help
 
@@ -61,7 +64,6 @@ $(BUILD)/%/offsample.ko: $(MODSRC) $(TOP)/VERSION $(TOP)/module/probe.sh $(wildc
 	fi; \
 	mkdir -p $(BUILD)/$*; \
 	for f in $(MODSRC) $(TOP)/VERSION; do ln -sf $$f $(BUILD)/$*/; done; \
-	sh $(TOP)/module/probe.sh $$kdir $(BUILD)/$* && \
 	$(MAKE) -C $$kdir M=$(BUILD)/$* modules W=1
 
 # The test workload: threads that wait in known ways (frame pointers kept).

@@ -19,7 +19,7 @@
 
 /* features.h (module/probe.sh) comes first, by Kbuild's -include. */
 #ifndef OFFS_FEATURES
-#error "features.h missing: build with the top Makefile or packaging/dkms.mk (they run probe.sh)"
+#error "features.h missing: build through module/Kbuild, which runs module/probe.sh first"
 #endif
 
 /* Task state word: "state" (volatile long) before 5.14, "__state" after. */

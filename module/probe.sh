@@ -1,11 +1,12 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# probe.sh KDIR OUTDIR: decide the OFFS_HAVE_* features of the kernel in
+# probe.sh KDIR OUTDIR [VAR=VALUE...]: decide the OFFS_HAVE_* features of the kernel in
 # KDIR by compiling, not by reading header text: each module/probes/NAME.c
 # is built against KDIR with the kernel's own flags (kbuild, single
 # objects), and OUTDIR/features.h gets "#define OFFS_HAVE_NAME 1" for
-# each that compiled.  compat.h is its only reader.
+# each that compiled.  compat.h is its only reader.  VAR=VALUE arguments
+# (CC=clang, LLVM=1) go to the probes' make, as to the module's.
 #
 # A probe that fails must fail cleanly: its compiler errors must name the
 # identifier its first comment line gives ("offsample probe: IDENT - ...";
@@ -16,15 +17,26 @@
 # headers are unusable.  The result is cached in features.h, keyed by the
 # probes, the kernel's configuration and release, and the compiler.
 #
-# Run by the top Makefile and packaging/dkms.mk before the module build.
+# Run by module/Kbuild before it compiles an object, whoever started the
+# build (the top Makefile, DKMS, or make -C KDIR M=...); its work folder is
+# OUTDIR/probe-build.
 set -eu
 
-if [ $# -ne 2 ]; then
-	echo "usage: probe.sh KDIR OUTDIR" >&2
+if [ $# -lt 2 ]; then
+	echo "usage: probe.sh KDIR OUTDIR [VAR=VALUE...]" >&2
 	exit 2
 fi
 kdir=$1
 out=$2
+shift 2
+cc=${CC:-gcc}
+for a in "$@"; do
+	case $a in
+	CC=*) cc=${a#CC=} ;;
+	*=*) ;;
+	*) echo "probe.sh: not a make variable: $a" >&2; exit 2 ;;
+	esac
+done
 src=${OFFS_PROBES:-$(cd "$(dirname "$0")" && pwd)/probes}
 [ -f "$src/control.c" ] || { echo "probe.sh: no probes in $src" >&2; exit 1; }
 [ -d "$kdir" ] || { echo "probe.sh: no kernel build directory $kdir" >&2; exit 1; }
@@ -32,13 +44,13 @@ mkdir -p "$out"
 
 key=$( { cat "$src"/*.c
 	cat "$kdir/include/generated/autoconf.h" "$kdir/include/generated/utsrelease.h" 2>/dev/null || true
-	${CC:-gcc} --version 2>/dev/null | head -n1 || true; } | cksum)
+	$cc --version 2>/dev/null | head -n1 || true; } | cksum)
 key=${key%% *}
 if [ -f "$out/features.h" ] && grep -qx "/\* key: $key \*/" "$out/features.h"; then
 	exit 0
 fi
 
-dir=$out/probes
+dir=$out/probe-build
 rm -rf "$dir"
 mkdir -p "$dir"
 objs=
@@ -53,7 +65,7 @@ done
 printf 'obj-m :=%s\nccflags-y := -Wno-error\n' "$objs" > "$dir/Kbuild"
 # -k: every probe, whatever the others do; failures are expected.
 # shellcheck disable=SC2086
-make -C "$kdir" M="$(cd "$dir" && pwd)" -k $objs > "$dir/build.log" 2>&1 || true
+make -C "$kdir" M="$(cd "$dir" && pwd)" "$@" -k $objs > "$dir/build.log" 2>&1 || true
 
 if [ ! -f "$dir/p_control.o" ]; then
 	echo "offsample: the feature probes cannot compile against $kdir at all (see $dir/build.log):" >&2

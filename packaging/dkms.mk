@@ -2,7 +2,8 @@
 #
 # The build entry dkms.conf uses: build module/ for one kernel in
 # build/<kernel release>/ (symlinks to the sources, so `make M=... clean`
-# never touches them), with nothing else from the checkout.
+# never touches them), with nothing else from the checkout; module/Kbuild
+# runs the feature probes.
 #
 #   make -f packaging/dkms.mk KDIR=/lib/modules/REL/build [KERNELRELEASE=REL]
 #   make -f packaging/dkms.mk KDIR=... clean
@@ -20,8 +21,8 @@ all:
 	@if [ -z "$(OFFS_REL)" ] || [ ! -d "$(KDIR)" ]; then \
 		echo "dkms.mk: no kernel headers in KDIR=$(KDIR)" >&2; exit 1; fi
 	mkdir -p $(OUT)
-	ln -sf $(SRC)/module/*.[ch] $(SRC)/module/Kbuild $(SRC)/VERSION $(OUT)/
-	sh $(SRC)/module/probe.sh $(KDIR) $(OUT)
+	ln -sf $(filter-out %.mod.c %/features.h %/syscalls.h,$(wildcard $(SRC)/module/*.[ch])) \
+		$(SRC)/module/Kbuild $(SRC)/VERSION $(OUT)/
 	$(MAKE) -C $(KDIR) M=$(OUT) modules
 
 clean:
