@@ -132,9 +132,19 @@ S() { echo "$BATS_FILE_TMPDIR/$1.stacks"; }
 	echo "cpu samples: $got, in read_zero <- vfs_read from ocp_kernel_spin: $kern"
 	[ "$got" -gt 0 ]
 	[ "$kern" -ge $((got * 8 / 10)) ]
-	# No scheduler frame at the leaf of a running thread, and the leaf
-	# (an instruction, not a return address) is named by its own symbol.
-	run -0 awk -F'\t' '!/^#/ && $2 == "cpu" && ($8 ~ /^__pfx_/ || ($6 == "ocp-kspin" && $8 ~ /^(__schedule|schedule)\+/)) { bad++ } END { exit bad > 0 }' "$f"
+	# The leaf (an instruction, not a return address) is named by its own
+	# symbol, never by the padding before it.
+	bad=$(awk -F'\t' '!/^#/ && $2 == "cpu" && $8 ~ /^__pfx_/' "$f")
+	[ -z "$bad" ] || { printf 'leaf in a function'"'"'s padding:\n%s\n' "$bad"; false; }
+	# Rarely a scheduler frame at the leaf: read_zero() calls
+	# cond_resched() for every page, and when the scheduler keeps the
+	# spinner on its CPU, the IPI that waited while interrupts were off
+	# lands in __schedule() itself (the thread is running there; 1 of 30
+	# samples in one CI run on 6.12).  A sampler that took a switched-out
+	# thread's saved stack for a running one would put it there every time.
+	sched=$(sum_counts "$f" '$6 == "ocp-kspin" && $2 == "cpu" && $8 ~ /^(__schedule|schedule|preempt_schedule_common|__cond_resched)\+/')
+	echo "kernel spinner's cpu samples with the scheduler at the leaf: $sched"
+	[ "$sched" -le $((got / 10)) ]
 }
 
 @test "every thread counts once per tick: 2 spinners get twice the samples of the sleeping main thread" {
