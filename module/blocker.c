@@ -56,6 +56,7 @@
 #include <asm/unistd.h>
 
 #include "offsample.h"
+#include "stats.h"
 #include "table.h"
 #include "ustack.h"
 #include "blocker.h"
@@ -343,28 +344,28 @@ void offs_blk_note(struct task_struct *t, const struct offs_fxwait *fx,
 	if (fx->cand == OFFS_FX_NONE || !rec || !READ_ONCE(offs_blockers))
 		return;
 	if (!offs_blk_share(t->tgid) || offs_blk_npend >= OFFS_BLK_PENDING) {
-		OFFS_STAT_ADD(blk_dropped, 1);
+		OFFS_STAT_ADD(blocker_dropped, 1);
 		return;
 	}
 	t0 = local_clock();
-	OFFS_STAT_ADD(blk_looked, 1);
+	OFFS_STAT_ADD(blocker_looked, 1);
 	/* No CFI map needed: only data is read. */
 	if (!offs_umm_enter_data(t)) {
-		OFFS_STAT_ADD(blk_read_failed, 1);
+		OFFS_STAT_ADD(blocker_read_failed, 1);
 		goto out;
 	}
 	nr = offs_blk_read_owner(fx, &kind, &shared);
 	if (nr < 0) {
-		OFFS_STAT_ADD(blk_read_failed, 1);
+		OFFS_STAT_ADD(blocker_read_failed, 1);
 		goto out;
 	}
 	if (!nr) {
-		OFFS_STAT_ADD(blk_unknown, 1);
+		OFFS_STAT_ADD(blocker_unknown, 1);
 		goto out;
 	}
 	/* Woke (or exited) while we entered its memory: not waiting now. */
 	if (offs_task_ran(t, ncsw)) {
-		OFFS_STAT_ADD(blk_raced, 1);
+		OFFS_STAT_ADD(blocker_raced, 1);
 		goto out;
 	}
 	/* The task list and pid hash are RCU-protected; nothing sleeps. */
@@ -385,12 +386,12 @@ void offs_blk_note(struct task_struct *t, const struct offs_fxwait *fx,
 		get_task_struct(h);
 	rcu_read_unlock();
 	if (!ns) {
-		OFFS_STAT_ADD(blk_raced, 1);
+		OFFS_STAT_ADD(blocker_raced, 1);
 		goto out;
 	}
 	if (h == t || offs_task_ran(t, ncsw)) {
 		/* Took the lock itself, or woke: not waiting as sampled. */
-		OFFS_STAT_ADD(blk_raced, 1);
+		OFFS_STAT_ADD(blocker_raced, 1);
 		if (h)
 			put_task_struct(h);
 		goto out;
@@ -423,7 +424,7 @@ void offs_blk_note(struct task_struct *t, const struct offs_fxwait *fx,
 		p->key.hstate = OFFS_BH_GONE;
 	}
 out:
-	OFFS_STAT_ADD(blk_ns_total, local_clock() - t0);
+	OFFS_STAT_ADD(blocker_ns_total, local_clock() - t0);
 }
 
 /* Where h was counted in this tick: near the waiter, its own process. */
@@ -485,9 +486,9 @@ void offs_blk_tick_end(struct task_struct * const *snap,
 	mutex_lock(&offs_table_lock);
 	for (i = 0; i < offs_blk_npend; i++) {
 		if (offs_table_count_edge(&offs_blk_pend[i].key))
-			OFFS_STAT_ADD(blk_edges, 1);
+			OFFS_STAT_ADD(blocker_found, 1);
 		else
-			OFFS_STAT_ADD(blk_dropped, 1);
+			OFFS_STAT_ADD(blocker_dropped, 1);
 	}
 	mutex_unlock(&offs_table_lock);
 	offs_blk_npend = 0;

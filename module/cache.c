@@ -39,6 +39,7 @@
 #include <linux/sched.h>
 
 #include "offsample.h"
+#include "stats.h"
 #include "table.h"
 #include "cache.h"
 
@@ -97,14 +98,14 @@ static struct hlist_head *offs_tc_alloc_buckets(unsigned int bits)
 	/* kvcalloc() zeroes: an empty hlist_head is a NULL first pointer. */
 	b = kvcalloc(1U << bits, sizeof(*b), GFP_KERNEL | __GFP_NOWARN);
 	if (b)
-		atomic64_add((1ULL << bits) * sizeof(*b), &offs_stats.mem_bytes);
+		atomic64_add((1ULL << bits) * sizeof(*b), &offs_stats.memory_bytes);
 	return b;
 }
 
 static void offs_tc_free_buckets(struct hlist_head *b, unsigned int bits)
 {
 	kvfree(b);
-	atomic64_sub((1ULL << bits) * sizeof(*b), &offs_stats.mem_bytes);
+	atomic64_sub((1ULL << bits) * sizeof(*b), &offs_stats.memory_bytes);
 }
 
 /* Move every entry into a table of 2^bits buckets (if one can be had). */
@@ -153,7 +154,7 @@ struct offs_tc_ent *offs_tc_lookup(struct task_struct *t)
 	offs_tc_seen++;
 	hlist_add_head(&e->node, head);
 	offs_tc_n++;
-	atomic64_add(sizeof(*e), &offs_stats.mem_bytes);
+	atomic64_add(sizeof(*e), &offs_stats.memory_bytes);
 found:
 	offs_tc_mark_seen(e);
 	return e;
@@ -281,7 +282,7 @@ static void offs_tc_free(struct offs_tc_ent *e)
 	offs_table_hit_release(&e->hit);
 	kmem_cache_free(offs_tc_cache, e);
 	offs_tc_n--;
-	atomic64_sub(sizeof(*e), &offs_stats.mem_bytes);
+	atomic64_sub(sizeof(*e), &offs_stats.memory_bytes);
 }
 
 /*

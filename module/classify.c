@@ -29,6 +29,7 @@
 #include <asm/unistd.h>
 
 #include "offsample.h"
+#include "stats.h"
 
 const char * const offs_reason_names[OFFS_R_NR] = {
 	[OFFS_R_IO] = "io",
@@ -409,13 +410,13 @@ int offs_classify_init(void)
 	offs_cc = vzalloc(OFFS_CC_SIZE * sizeof(*offs_cc));
 	if (!offs_cc)
 		return -ENOMEM;
-	atomic64_add(OFFS_CC_SIZE * sizeof(*offs_cc), &offs_stats.mem_bytes);
+	atomic64_add(OFFS_CC_SIZE * sizeof(*offs_cc), &offs_stats.memory_bytes);
 	return 0;
 }
 
 void offs_classify_exit(void)
 {
 	vfree(offs_cc);
-	atomic64_sub(OFFS_CC_SIZE * sizeof(*offs_cc), &offs_stats.mem_bytes);
+	atomic64_sub(OFFS_CC_SIZE * sizeof(*offs_cc), &offs_stats.memory_bytes);
 	offs_cc = NULL;
 }

@@ -26,8 +26,6 @@
 #include "wobj.h"
 #include "ucache.h"
 
-struct offs_stats offs_stats;
-
 unsigned int offs_hz = 9;
 unsigned int offs_max_stacks = 8192;
 unsigned int offs_max_depth = 48;

@@ -34,6 +34,7 @@
 #include <linux/smp.h>
 
 #include "offsample.h"
+#include "stats.h"
 #include "unwind.h"
 
 struct offs_oncpu_req {

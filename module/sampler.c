@@ -35,6 +35,7 @@
 #include <linux/random.h>
 
 #include "offsample.h"
+#include "stats.h"
 #include "table.h"
 #include "cache.h"
 #include "ustack.h"
@@ -62,7 +63,7 @@ static char offs_wobj_buf[512];
 
 static void offs_snap_free(void)
 {
-	atomic64_sub(offs_snap_cap * OFFS_SNAP_SLOT, &offs_stats.mem_bytes);
+	atomic64_sub(offs_snap_cap * OFFS_SNAP_SLOT, &offs_stats.memory_bytes);
 	kvfree(offs_snap);
 	kvfree(offs_snap_out);
 	kvfree(offs_todo);
@@ -99,7 +100,7 @@ static int offs_snap_grow(unsigned int want)
 	offs_todo = d;
 	offs_fast_recs = r;
 	offs_snap_cap = cap;
-	atomic64_add(cap * OFFS_SNAP_SLOT, &offs_stats.mem_bytes);
+	atomic64_add(cap * OFFS_SNAP_SLOT, &offs_stats.memory_bytes);
 	return 0;
 }
 
@@ -330,11 +331,11 @@ static void offs_visit(unsigned int idx, unsigned int max_depth,
 		break;
 	case OFFS_PIN_BLOCKED:
 	case OFFS_PIN_RUNQ:
-		OFFS_STAT_ADD(unwound, 1);
+		OFFS_STAT_ADD(stacks_unwound, 1);
 		if (s.truncated)
-			OFFS_STAT_ADD(truncated, 1);
+			OFFS_STAT_ADD(stacks_truncated, 1);
 		if (!s.depth)
-			OFFS_STAT_ADD(empty_stacks, 1);
+			OFFS_STAT_ADD(stacks_empty, 1);
 		offs_sample_names(t, &s);
 		if (s.user && s.uips)
 			s.ustack = offs_ustack_capture(&s);
@@ -471,7 +472,7 @@ static void offs_tick(void)
 	OFFS_STAT_ADD(cgroup_skipped, w.cgroup);
 	OFFS_STAT_ADD(threads_visited, w.hits + w.ntodo);
 	OFFS_STAT_ADD(cache_hits, w.hits);
-	OFFS_STAT_ADD(walk_hits, w.hits);
+	OFFS_STAT_ADD(cache_hits_walk, w.hits);
 	OFFS_STAT_ADD(walk_cut, w.cut);
 	t1 = ktime_get_ns();
 	for (k = 0; k < w.ntodo; k++) {
@@ -502,9 +503,9 @@ static void offs_tick(void)
 
 	t3 = ktime_get_ns();
 	dt = t3 - t0;
-	OFFS_STAT_ADD(walk_ns_total, t1 - tw);
-	OFFS_STAT_ADD(visit_ns_total, t2 - t1);
-	OFFS_STAT_ADD(end_ns_total, t3 - t2);
+	OFFS_STAT_ADD(tick_walk_ns_total, t1 - tw);
+	OFFS_STAT_ADD(tick_visit_ns_total, t2 - t1);
+	OFFS_STAT_ADD(tick_end_ns_total, t3 - t2);
 	OFFS_STAT_ADD(ticks, 1);
 	OFFS_STAT_ADD(tick_ns_total, dt);
 	WRITE_ONCE(offs_stats.tick_ns_last, dt);

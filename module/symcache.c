@@ -24,6 +24,7 @@
 #include <linux/kallsyms.h>
 
 #include "offsample.h"
+#include "stats.h"
 
 #define OFFS_SYM_PENDING	256
 
@@ -69,7 +70,7 @@ static const char *offs_sym_find(unsigned long addr)
 
 static void offs_sym_free_str(char *str)
 {
-	atomic64_sub(offs_ksize(strlen(str) + 1), &offs_stats.mem_bytes);
+	atomic64_sub(offs_ksize(strlen(str) + 1), &offs_stats.memory_bytes);
 	kfree(str);
 }
 
@@ -84,7 +85,7 @@ static void offs_sym_clear(void)
 		offs_sym_free_str(offs_sym_pend[i].str);
 	if (offs_sym_main)
 		atomic64_sub(offs_sym_main_n * sizeof(*offs_sym_main),
-			     &offs_stats.mem_bytes);
+			     &offs_stats.memory_bytes);
 	kvfree(offs_sym_main);
 	offs_sym_main = NULL;
 	offs_sym_main_n = 0;
@@ -110,12 +111,12 @@ static bool offs_sym_merge(void)
 			m[k++] = offs_sym_pend[j++];
 	}
 	if (offs_sym_main)
-		atomic64_sub(offs_sym_main_n * sizeof(*m), &offs_stats.mem_bytes);
+		atomic64_sub(offs_sym_main_n * sizeof(*m), &offs_stats.memory_bytes);
 	kvfree(offs_sym_main);
 	offs_sym_main = m;
 	offs_sym_main_n = n;
 	offs_sym_pend_n = 0;
-	atomic64_add(n * sizeof(*m), &offs_stats.mem_bytes);
+	atomic64_add(n * sizeof(*m), &offs_stats.memory_bytes);
 	return true;
 }
 
@@ -175,7 +176,7 @@ int offs_sym_format(unsigned long addr, char *buf, size_t len)
 	/* A reader's read(2) causes it: charged to the reader. */
 	str = kstrdup(tmp, GFP_KERNEL_ACCOUNT);
 	if (str) {
-		atomic64_add(offs_ksize(strlen(str) + 1), &offs_stats.mem_bytes);
+		atomic64_add(offs_ksize(strlen(str) + 1), &offs_stats.memory_bytes);
 		down_write(&offs_sym_sem);
 		offs_sym_insert(addr, str);
 		up_write(&offs_sym_sem);

@@ -31,6 +31,7 @@
 #include <linux/string.h>
 
 #include "offsample.h"
+#include "stats.h"
 #include "table.h"
 #include "ustack.h"
 #include "wobj.h"
@@ -73,7 +74,7 @@ static unsigned int offs_nbuckets_for(unsigned int max)
 
 static void offs_mem_add(long bytes)
 {
-	atomic64_add(bytes, &offs_stats.mem_bytes);
+	atomic64_add(bytes, &offs_stats.memory_bytes);
 }
 
 /* ---- stack store (offs_table_lock held) ---- */
@@ -472,7 +473,7 @@ static void offs_drop(struct offs_gen *gen, enum offs_reason reason, int err)
 	gen->dropped_reason[reason]++;
 	OFFS_STAT_ADD(dropped, 1);
 	if (err == -ENOSPC)
-		OFFS_STAT_ADD(dropped_full, 1);
+		OFFS_STAT_ADD(dropped_table_full, 1);
 	else
 		OFFS_STAT_ADD(dropped_nomem, 1);
 }

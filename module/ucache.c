@@ -53,6 +53,7 @@
 #include <linux/sizes.h>
 
 #include "offsample.h"
+#include "stats.h"
 #include "ucfi.h"
 #include "ucache.h"
 
@@ -194,12 +195,12 @@ static void offs_ucfi_free(struct offs_ucfi_ent *e)
 		list_del(&e->lru);
 	if (e->state == OFFS_UCFI_READY) {
 		offs_ucache_bytes -= e->table->bytes;
-		atomic64_sub(e->table->bytes, &offs_stats.mem_bytes);
+		atomic64_sub(e->table->bytes, &offs_stats.memory_bytes);
 	}
 	offs_ucache_nents--;
 	offs_cfi_free(e->table);
 	kfree(e);
-	atomic64_sub(sizeof(*e), &offs_stats.mem_bytes);
+	atomic64_sub(sizeof(*e), &offs_stats.memory_bytes);
 }
 
 static size_t offs_ucache_cap(void)
@@ -432,7 +433,7 @@ static void offs_ucfi_build_fn(struct work_struct *work)
 		offs_ucache_stats.failed++;
 	} else {
 		offs_ucache_bytes += t->bytes;
-		atomic64_add(t->bytes, &offs_stats.mem_bytes);
+		atomic64_add(t->bytes, &offs_stats.memory_bytes);
 		e->state = OFFS_UCFI_READY;
 		/* Pairs with the acquire in offs_ucache_table(). */
 		smp_store_release(&e->table, t);
@@ -511,7 +512,7 @@ struct offs_ucfi_ent *offs_ucache_get(struct file *file, bool *retry)
 	INIT_LIST_HEAD(&e->lru);
 	hlist_add_head(&e->node, bucket);
 	offs_ucache_nents++;
-	atomic64_add(sizeof(*e), &offs_stats.mem_bytes);
+	atomic64_add(sizeof(*e), &offs_stats.memory_bytes);
 	if (known) {
 		/* Failed before its entry was evicted: fails again. */
 		e->state = OFFS_UCFI_FAILED;
@@ -637,12 +638,12 @@ int offs_ucache_init(void)
 	offs_ucache_fps = kvzalloc(OFFS_UCACHE_FP_BYTES, GFP_KERNEL);
 	if (!offs_ucache_fps)
 		return -ENOMEM;
-	atomic64_add(OFFS_UCACHE_FP_BYTES, &offs_stats.mem_bytes);
+	atomic64_add(OFFS_UCACHE_FP_BYTES, &offs_stats.memory_bytes);
 	/* Unbound, one build at a time: a background job, never a burst. */
 	offs_ucache_wq = alloc_workqueue("offsample_cfi", WQ_UNBOUND, 1);
 	if (!offs_ucache_wq) {
 		kvfree(offs_ucache_fps);
-		atomic64_sub(OFFS_UCACHE_FP_BYTES, &offs_stats.mem_bytes);
+		atomic64_sub(OFFS_UCACHE_FP_BYTES, &offs_stats.memory_bytes);
 		return -ENOMEM;
 	}
 	return 0;
@@ -672,5 +673,5 @@ void offs_ucache_exit(void)
 	mutex_unlock(&offs_ucache_lock);
 	kvfree(offs_ucache_fps);
 	offs_ucache_fps = NULL;
-	atomic64_sub(OFFS_UCACHE_FP_BYTES, &offs_stats.mem_bytes);
+	atomic64_sub(OFFS_UCACHE_FP_BYTES, &offs_stats.memory_bytes);
 }

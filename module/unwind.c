@@ -38,6 +38,7 @@
 #include <asm/unwind.h>
 
 #include "offsample.h"
+#include "stats.h"
 #include "unwind.h"
 
 #define OFFS_KC_SET_BITS	7	/* 128 sets ... */

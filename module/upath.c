@@ -25,6 +25,7 @@
 #include <linux/jhash.h>
 
 #include "offsample.h"
+#include "stats.h"
 #include "table.h"
 #include "ustack.h"
 
@@ -50,7 +51,7 @@ void offs_upath_put(struct offs_upath *p)
 	hlist_del(&p->node);
 	offs_nupaths--;
 	atomic64_sub(offs_ksize(sizeof(*p) + p->len + 1),
-		     &offs_stats.mem_bytes);
+		     &offs_stats.memory_bytes);
 	kfree(p);
 }
 
@@ -97,7 +98,7 @@ static struct offs_upath *offs_upath_intern(const struct offs_upath *k,
 	memcpy(p->path, path, len + 1);
 	hlist_add_head(&p->node, head);
 	offs_nupaths++;
-	atomic64_add(offs_ksize(sizeof(*p) + len + 1), &offs_stats.mem_bytes);
+	atomic64_add(offs_ksize(sizeof(*p) + len + 1), &offs_stats.memory_bytes);
 	return p;
 }
 

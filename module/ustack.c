@@ -29,6 +29,7 @@
 #include <linux/sched/clock.h>
 
 #include "offsample.h"
+#include "stats.h"
 #include "table.h"
 #include "ustack.h"
 
@@ -58,7 +59,7 @@ void offs_ustack_put(struct offs_ustack *us)
 	hlist_del(&us->node);
 	offs_nustacks--;
 	atomic64_sub(offs_ksize(offs_ustack_size(us->depth)),
-		     &offs_stats.mem_bytes);
+		     &offs_stats.memory_bytes);
 	kfree(us);
 }
 
@@ -111,7 +112,7 @@ static struct offs_ustack *offs_ustack_intern(const struct offs_uframe *f,
 	hlist_add_head(&us->node, head);
 	offs_nustacks++;
 	atomic64_add(offs_ksize(offs_ustack_size(depth)),
-		     &offs_stats.mem_bytes);
+		     &offs_stats.memory_bytes);
 	return us;
 }
 

@@ -30,6 +30,7 @@
 #include <asm/unistd.h>
 
 #include "offsample.h"
+#include "stats.h"
 #include "table.h"
 #include "wobj.h"
 #include "ustack.h"
@@ -333,7 +334,7 @@ struct offs_wobj *offs_wobj_intern(const char *str,
 	memcpy(w->str, str, len + 1);
 	hlist_add_head(&w->node, head);
 	offs_nwobjs++;
-	atomic64_add(offs_ksize(sizeof(*w) + len + 1), &offs_stats.mem_bytes);
+	atomic64_add(offs_ksize(sizeof(*w) + len + 1), &offs_stats.memory_bytes);
 	return w;
 }
 
@@ -351,6 +352,6 @@ void offs_wobj_put(struct offs_wobj *w)
 	hlist_del(&w->node);
 	offs_nwobjs--;
 	atomic64_sub(offs_ksize(sizeof(*w) + w->len + 1),
-		     &offs_stats.mem_bytes);
+		     &offs_stats.memory_bytes);
 	kfree(w);
 }
