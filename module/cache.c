@@ -39,6 +39,7 @@
 #include <linux/sched.h>
 
 #include "offsample.h"
+#include "params.h"
 #include "stats.h"
 #include "table.h"
 #include "cache.h"

@@ -228,33 +228,6 @@ struct offs_gen {
 	struct list_head edges;
 };
 
-/* Module parameters (main.c), read with READ_ONCE by everyone else. */
-extern unsigned int offs_hz;
-extern unsigned int offs_max_stacks;
-extern unsigned int offs_max_depth;
-extern bool offs_enabled;
-extern bool offs_kthreads;
-extern unsigned int offs_key_fields;
-extern unsigned int offs_thread_cache;
-extern bool offs_user_stacks;
-extern unsigned int offs_max_user_depth;
-extern unsigned int offs_max_retired;
-extern unsigned int offs_threads_rate;
-extern bool offs_blockers;
-extern bool offs_kstack_cache;
-extern bool offs_oncpu;
-extern unsigned int offs_critical_pct;
-
-/*
- * Bumped by every parameter write that changes what a capture contains
- * (max_depth, max_user_depth, user_stacks, key, cgroup, kthreads): the
- * thread cache serves only captures taken under the current value.
- */
-extern unsigned int offs_config_seq;
-void offs_config_changed(void);
-
-#define OFFS_MAX_DEPTH_LIMIT	128
-
 /* Bytes kmalloc() really takes for n (accounting, RAM limits). */
 static inline size_t offs_ksize(size_t n)
 {
@@ -342,11 +315,6 @@ int offs_procfs_init(void);
 void offs_procfs_exit(void);
 int offs_procfs_set_group(kgid_t gid);
 kgid_t offs_procfs_group(void);
-
-/* main.c: what a size parameter may reserve, from the machine's RAM. */
-unsigned int offs_max_stacks_limit(void);
-unsigned int offs_thread_cache_limit(void);
-unsigned int offs_cfi_cache_limit(void);
 
 /* sampler.c */
 int offs_sampler_start(void);

@@ -32,6 +32,7 @@
 #include <asm/syscall.h>
 
 #include "offsample.h"
+#include "params.h"
 #include "unwind.h"
 #include "ustack.h"
 

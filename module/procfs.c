@@ -43,6 +43,7 @@
 #include <linux/sched/signal.h>
 
 #include "offsample.h"
+#include "params.h"
 #include "stats.h"
 #include "table.h"
 #include "ustack.h"

@@ -35,6 +35,7 @@
 #include <linux/random.h>
 
 #include "offsample.h"
+#include "params.h"
 #include "stats.h"
 #include "table.h"
 #include "cache.h"

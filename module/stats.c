@@ -19,6 +19,7 @@
 #include <linux/seq_file.h>
 
 #include "offsample.h"
+#include "params.h"
 #include "stats.h"
 #include "table.h"
 #include "blocker.h"

@@ -31,6 +31,7 @@
 #include <linux/string.h>
 
 #include "offsample.h"
+#include "params.h"
 #include "stats.h"
 #include "table.h"
 #include "ustack.h"

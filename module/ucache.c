@@ -53,6 +53,7 @@
 #include <linux/sizes.h>
 
 #include "offsample.h"
+#include "params.h"
 #include "stats.h"
 #include "ucfi.h"
 #include "ucache.h"

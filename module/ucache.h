@@ -26,8 +26,6 @@ struct offs_ucache_stats {
 };
 
 extern struct offs_ucache_stats offs_ucache_stats;
-extern unsigned int offs_cfi_cache_mb;
-extern unsigned int offs_cfi_build_ms;
 
 int offs_ucache_init(void);
 void offs_ucache_exit(void);

@@ -34,6 +34,7 @@
 #include <linux/hash.h>
 
 #include "offsample.h"
+#include "params.h"
 #include "stats.h"
 #include "ustack.h"
 #include "ucfi.h"

@@ -38,6 +38,7 @@
 #include <asm/unwind.h>
 
 #include "offsample.h"
+#include "params.h"
 #include "stats.h"
 #include "unwind.h"
 

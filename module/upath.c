@@ -25,6 +25,7 @@
 #include <linux/jhash.h>
 
 #include "offsample.h"
+#include "params.h"
 #include "stats.h"
 #include "table.h"
 #include "ustack.h"

@@ -29,6 +29,7 @@
 #include <linux/sched/clock.h>
 
 #include "offsample.h"
+#include "params.h"
 #include "stats.h"
 #include "table.h"
 #include "ustack.h"

@@ -30,6 +30,7 @@
 #include <asm/unistd.h>
 
 #include "offsample.h"
+#include "params.h"
 #include "stats.h"
 #include "table.h"
 #include "wobj.h"
