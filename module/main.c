@@ -16,10 +16,10 @@
 #include "unwind.h"
 #include "table.h"
 #include "blocker.h"
-#include "cache.h"
+#include "threadcache.h"
 #include "ustack.h"
 #include "wobj.h"
-#include "ucache.h"
+#include "cficache.h"
 
 static int __init offs_init(void)
 {
@@ -41,7 +41,7 @@ static int __init offs_init(void)
 	err = offs_tc_init();
 	if (err)
 		goto err_table;
-	err = offs_ucache_init();
+	err = offs_cficache_init();
 	if (err)
 		goto err_cache;
 	err = offs_unwind_init();
@@ -63,7 +63,7 @@ err_sampler:
 err_unwind:
 	offs_unwind_exit();
 err_ucache:
-	offs_ucache_exit();
+	offs_cficache_exit();
 err_cache:
 	offs_tc_exit();
 err_table:
@@ -86,7 +86,7 @@ static void __exit offs_exit(void)
 	offs_procfs_exit();
 	offs_sampler_stop();
 	offs_unwind_exit();
-	offs_ucache_exit();
+	offs_cficache_exit();
 	offs_tc_exit();
 	offs_table_exit();
 	offs_ustack_exit();

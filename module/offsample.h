@@ -206,8 +206,8 @@ struct offs_rec {
 struct offs_gen {
 	struct kref ref;
 	bool retired;			/* swapped out (offs_table_swap()) */
-	unsigned int rrefs;		/* held by group= readers (table lock) */
-	bool rheld;			/* counted in offs_retired_h (table.c) */
+	unsigned int group_refs;		/* held by group= readers (table lock) */
+	bool root_held;			/* counted in offs_retired_root (table.c) */
 	u64 seq;
 	u64 start_real_ns;		/* wall clock at creation */
 	u64 end_real_ns;		/* wall clock when swapped out, or 0 */
@@ -240,7 +240,7 @@ struct offs_wobj;
 /*
  * The id of t's cgroup (v2).  The caller holds rcu_read_lock(): a task's
  * css_set is RCU-protected.  Inline: the sampler's walk calls it for
- * every thread (cache.c).
+ * every thread (threadcache.c).
  */
 static inline u64 offs_task_cgid_rcu(struct task_struct *t)
 {
@@ -271,7 +271,7 @@ static inline unsigned long offs_ncsw(struct task_struct *t)
  * on_cpu is read with acquire first and the count after it: a task that
  * is still running over what we read shows on_cpu, one that has left the
  * CPU since shows a new count.  Inline: the sampler's walk asks it for
- * every thread (cache.c).
+ * every thread (threadcache.c).
  */
 static inline bool offs_task_ran(struct task_struct *t, unsigned long ncsw)
 {

@@ -19,10 +19,10 @@
 #include "params.h"
 #include "table.h"
 #include "blocker.h"
-#include "cache.h"
+#include "threadcache.h"
 #include "ustack.h"
 #include "wobj.h"
-#include "ucache.h"
+#include "cficache.h"
 
 unsigned int offs_hz = 9;
 unsigned int offs_max_stacks = 8192;
@@ -172,7 +172,7 @@ static int offs_set_max_stacks(const char *val, const struct kernel_param *kp)
 	return 0;
 }
 
-/* A plain number in [min, max]; config: it shapes captures (cache.c). */
+/* A plain number in [min, max]; config: it shapes captures (threadcache.c). */
 struct offs_range_param {
 	unsigned int *val;
 	unsigned int min;
@@ -250,7 +250,7 @@ static int offs_set_cfi_cache(const char *val, const struct kernel_param *kp)
 	/* Captures change (CFI or frame pointers); tables over the cap go. */
 	offs_config_changed();
 	if (READ_ONCE(offs_live))
-		offs_ucache_shrink();
+		offs_cficache_shrink();
 	return 0;
 }
 
@@ -260,7 +260,7 @@ static int offs_set_cfi_build_ms(const char *val, const struct kernel_param *kp)
 	int err = offs_set_range(val, kp);
 
 	if (!err && READ_ONCE(offs_live))
-		offs_ucache_retry();
+		offs_cficache_retry();
 	return err;
 }
 

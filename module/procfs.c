@@ -48,7 +48,7 @@
 #include "table.h"
 #include "ustack.h"
 #include "wobj.h"
-#include "ucache.h"
+#include "cficache.h"
 #include "blocker.h"
 
 #define OFFS_PROC_DIR	"offsample"

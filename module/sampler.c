@@ -8,7 +8,7 @@
  *
  * A tick walks every thread under RCU (one read-side section, unless the
  * scheduler asks for the CPU: below).  A thread that has not changed since
- * its cached capture (cache.c) is counted right there: a hash lookup, the
+ * its cached capture (threadcache.c) is counted right there: a hash lookup, the
  * fields that say it has not run, its names, and an increment on its
  * record that is folded into the table once at the end of the tick
  * (table.c, offs_table_fold()).  No reference, no lock, no clock read per
@@ -38,7 +38,7 @@
 #include "params.h"
 #include "stats.h"
 #include "table.h"
-#include "cache.h"
+#include "threadcache.h"
 #include "ustack.h"
 #include "wobj.h"
 #include "blocker.h"

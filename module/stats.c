@@ -23,8 +23,8 @@
 #include "stats.h"
 #include "table.h"
 #include "blocker.h"
-#include "cache.h"
-#include "ucache.h"
+#include "threadcache.h"
+#include "cficache.h"
 #include "ustack.h"
 
 struct offs_stats offs_stats;
@@ -60,7 +60,7 @@ int offs_stats_show(struct seq_file *m, void *v)
 	size_t cfi_bytes;
 
 	offs_cur_summary(&sum);
-	offs_ucache_totals(&cfi_ents, &cfi_bytes, &cfi_jobs);
+	offs_cficache_totals(&cfi_ents, &cfi_bytes, &cfi_jobs);
 	ticks = READ_ONCE(st->ticks);
 	visited = READ_ONCE(st->threads_visited);
 	walked = visited + READ_ONCE(st->kthreads_skipped) +
@@ -162,23 +162,23 @@ int offs_stats_show(struct seq_file *m, void *v)
 	OFFS_SHOW_VALUE(cfi_tables, cfi_ents);
 	OFFS_SHOW_VALUE(cfi_bytes, cfi_bytes);
 	OFFS_SHOW_VALUE(cfi_builds_pending, cfi_jobs);
-	OFFS_SHOW_VALUE(cfi_built, READ_ONCE(offs_ucache_stats.built));
-	OFFS_SHOW_VALUE(cfi_failed, READ_ONCE(offs_ucache_stats.failed));
-	OFFS_SHOW_VALUE(cfi_too_big, READ_ONCE(offs_ucache_stats.too_big));
-	OFFS_SHOW_VALUE(cfi_deferred, READ_ONCE(offs_ucache_stats.deferred));
-	OFFS_SHOW_VALUE(cfi_evicted, READ_ONCE(offs_ucache_stats.evicted));
-	OFFS_SHOW_VALUE(cfi_build_ns, READ_ONCE(offs_ucache_stats.build_ns));
+	OFFS_SHOW_VALUE(cfi_built, READ_ONCE(offs_cficache_stats.built));
+	OFFS_SHOW_VALUE(cfi_failed, READ_ONCE(offs_cficache_stats.failed));
+	OFFS_SHOW_VALUE(cfi_too_big, READ_ONCE(offs_cficache_stats.too_big));
+	OFFS_SHOW_VALUE(cfi_deferred, READ_ONCE(offs_cficache_stats.deferred));
+	OFFS_SHOW_VALUE(cfi_evicted, READ_ONCE(offs_cficache_stats.evicted));
+	OFFS_SHOW_VALUE(cfi_build_ns, READ_ONCE(offs_cficache_stats.build_ns));
 	OFFS_SHOW_VALUE(cfi_build_cpu_ns,
-			READ_ONCE(offs_ucache_stats.build_cpu_ns));
+			READ_ONCE(offs_cficache_stats.build_cpu_ns));
 	OFFS_SHOW_VALUE(cfi_build_cpu_max_ns,
-			READ_ONCE(offs_ucache_stats.build_cpu_max_ns));
+			READ_ONCE(offs_cficache_stats.build_cpu_max_ns));
 	OFFS_SHOW_VALUE(cfi_build_ms, READ_ONCE(offs_cfi_build_ms));
-	OFFS_SHOW_VALUE(cfi_over_work, READ_ONCE(offs_ucache_stats.over_work));
-	OFFS_SHOW_VALUE(cfi_over_time, READ_ONCE(offs_ucache_stats.over_time));
-	OFFS_SHOW_VALUE(cfi_cancelled, READ_ONCE(offs_ucache_stats.cancelled));
-	OFFS_SHOW_VALUE(cfi_throttled, READ_ONCE(offs_ucache_stats.throttled));
+	OFFS_SHOW_VALUE(cfi_over_work, READ_ONCE(offs_cficache_stats.over_work));
+	OFFS_SHOW_VALUE(cfi_over_time, READ_ONCE(offs_cficache_stats.over_time));
+	OFFS_SHOW_VALUE(cfi_cancelled, READ_ONCE(offs_cficache_stats.cancelled));
+	OFFS_SHOW_VALUE(cfi_throttled, READ_ONCE(offs_cficache_stats.throttled));
 	OFFS_SHOW_VALUE(cfi_failed_known,
-			READ_ONCE(offs_ucache_stats.failed_known));
+			READ_ONCE(offs_cficache_stats.failed_known));
 	OFFS_SHOW_U64(wobj_dropped);
 	OFFS_SHOW_U64(wobj_fd_closed);
 	OFFS_SHOW_VALUE(blockers, READ_ONCE(offs_blockers));

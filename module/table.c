@@ -53,15 +53,15 @@ static u64 offs_gen_seq;
  * Old generations: swapped out, not yet released (kept alive by open
  * files).  Two classes among them, each bounded by max_retired on its
  * own, so that group readers can never make the administrator's drains
- * fail: those group= readers hold (offs_retired_r), and those anyone else
+ * fail: those group= readers hold (offs_retired_group), and those anyone else
  * (a drain, a root reader of stacks) held when they were swapped out
- * (offs_retired_h).  A generation held by both counts in both, until
+ * (offs_retired_root).  A generation held by both counts in both, until
  * only group readers hold it (offs_gen_put()): at most 2 * max_retired
  * old generations in all.
  */
 static unsigned int offs_retired;
-static unsigned int offs_retired_r;
-static unsigned int offs_retired_h;
+static unsigned int offs_retired_group;
+static unsigned int offs_retired_root;
 static struct kmem_cache *offs_rec_cache;
 
 #define OFFS_BUCKETS_MIN	64U
@@ -165,7 +165,7 @@ unsigned int offs_table_retired(void)
 
 unsigned int offs_table_retired_group(void)
 {
-	return READ_ONCE(offs_retired_r);
+	return READ_ONCE(offs_retired_group);
 }
 
 /* ---- generations ---- */
@@ -228,11 +228,11 @@ static void offs_gen_release(struct kref *ref)
 	 * go between batches: it protects the stores the records point to.
 	 */
 	mutex_lock(&offs_table_lock);
-	WARN_ON_ONCE(gen->rrefs);
+	WARN_ON_ONCE(gen->group_refs);
 	if (gen->retired)
 		offs_retired--;
-	if (gen->rheld)
-		offs_retired_h--;
+	if (gen->root_held)
+		offs_retired_root--;
 	/* Edges point at records: free them first (they hold no references). */
 	list_for_each_entry_safe(e, tmp, &gen->edges, list) {
 		kfree(e);
@@ -262,7 +262,7 @@ static void offs_gen_release(struct kref *ref)
  * Every reference but a generation's last is dropped under
  * offs_table_lock, as every reference is taken: the count there is then
  * exact, and a retired generation stops counting against root's bound
- * (offs_retired_h) as soon as only group= readers hold it.  The last
+ * (offs_retired_root) as soon as only group= readers hold it.  The last
  * reference is dropped without the lock (offs_gen_release() takes it).
  */
 static bool offs_gen_drop_locked(struct offs_gen *gen)
@@ -270,9 +270,9 @@ static bool offs_gen_drop_locked(struct offs_gen *gen)
 	lockdep_assert_held(&offs_table_lock);
 	if (!refcount_dec_not_one(&gen->ref.refcount))
 		return false;	/* the last: kref_put() after unlocking */
-	if (gen->rheld && kref_read(&gen->ref) <= gen->rrefs) {
-		gen->rheld = false;
-		offs_retired_h--;
+	if (gen->root_held && kref_read(&gen->ref) <= gen->group_refs) {
+		gen->root_held = false;
+		offs_retired_root--;
 	}
 	return true;
 }
@@ -313,14 +313,14 @@ struct offs_gen *offs_table_get_current_group(void)
 	unsigned int max = READ_ONCE(offs_max_retired);
 
 	mutex_lock(&offs_table_lock);
-	if (offs_retired_r >= max) {
+	if (offs_retired_group >= max) {
 		mutex_unlock(&offs_table_lock);
 		atomic64_inc(&offs_stats.group_opens_refused);
 		return ERR_PTR(-EBUSY);
 	}
 	gen = offs_cur;
 	kref_get(&gen->ref);
-	gen->rrefs++;
+	gen->group_refs++;
 	mutex_unlock(&offs_table_lock);
 	return gen;
 }
@@ -331,8 +331,8 @@ void offs_table_put_group(struct offs_gen *gen)
 	bool dropped;
 
 	mutex_lock(&offs_table_lock);
-	if (!--gen->rrefs && gen->retired)
-		offs_retired_r--;
+	if (!--gen->group_refs && gen->retired)
+		offs_retired_group--;
 	dropped = offs_gen_drop_locked(gen);
 	mutex_unlock(&offs_table_lock);
 	if (!dropped)
@@ -364,7 +364,7 @@ struct offs_gen *offs_table_swap(bool keep)
 	/*
 	 * Bound the generations readers keep alive: the old one stays alive
 	 * if it is handed to a drain, or if readers still hold it.  Besides
-	 * offs_cur's own reference, rrefs of them are group= readers'
+	 * offs_cur's own reference, group_refs of them are group= readers'
 	 * (bounded in offs_table_get_current_group()); any other holder, or
 	 * the drain, counts it against this bound, also when group readers
 	 * hold it too (they may close first), until only group readers are
@@ -372,26 +372,26 @@ struct offs_gen *offs_table_swap(bool keep)
 	 * last) without offs_table_lock.
 	 */
 	max = READ_ONCE(offs_max_retired);
-	held = keep || kref_read(&old->ref) > 1 + old->rrefs;
-	if (held && offs_retired_h >= max) {
+	held = keep || kref_read(&old->ref) > 1 + old->group_refs;
+	if (held && offs_retired_root >= max) {
 		mutex_unlock(&offs_table_lock);
 		mutex_unlock(&offs_tick_lock);
 		offs_gen_put(new);
 		atomic64_inc(&offs_stats.swaps_refused);
 		pr_warn_ratelimited("offsample: %s refused: %u old generations are still held open by readers (max_retired=%u)\n",
 				    keep ? "drain" : "reset",
-				    offs_retired_h, max);
+				    offs_retired_root, max);
 		return ERR_PTR(-EBUSY);
 	}
 	old->end_real_ns = ktime_get_real_ns();
 	old->end_mono_ns = ktime_get_ns();
 	old->retired = true;
 	offs_retired++;
-	if (old->rrefs)
-		offs_retired_r++;
+	if (old->group_refs)
+		offs_retired_group++;
 	if (held) {
-		old->rheld = true;
-		offs_retired_h++;
+		old->root_held = true;
+		offs_retired_root++;
 	}
 	new->seq = ++offs_gen_seq;
 	offs_cur = new;

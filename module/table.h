@@ -12,7 +12,7 @@ void offs_table_exit(void);
 
 /*
  * What the thread cache keeps about a thread's last sample, so that an
- * unchanged thread is counted again without unwinding (cache.c).
+ * unchanged thread is counted again without unwinding (threadcache.c).
  */
 struct offs_hit {
 	struct offs_stack *stack;	/* reference held, or NULL */
@@ -112,7 +112,7 @@ static inline bool offs_hit_fits(const struct offs_hit *hit, u64 gen_seq,
 }
 
 /*
- * The sampler's RCU walk (cache.c, offs_tc_walk_hit()): count one more
+ * The sampler's RCU walk (threadcache.c, offs_tc_walk_hit()): count one more
  * sample of a thread the thread cache found unchanged, without
  * offs_table_lock, if its record can take it as it is: the record is of
  * the current generation (gen_seq, offs_table_gen_seq() at the start of

@@ -38,13 +38,13 @@
 #include "stats.h"
 #include "ustack.h"
 #include "ucfi.h"
-#include "ucache.h"
+#include "cficache.h"
 
 static struct mm_struct *offs_umm_cur;
 
 /*
  * The executable file mappings of the current address space, each with its
- * file and its compiled CFI (ucache.c), sorted by address: what the
+ * file and its compiled CFI (cficache.c), sorted by address: what the
  * unwinder looks frames up in while a thread is pinned (no lock can be
  * taken then), and what the snapshot maps those frames to files with,
  * without the mmap lock.  Taken once per process per tick, under
@@ -105,7 +105,7 @@ static void offs_umaps_clear(void)
 
 	for (i = 0; i < offs_numaps; i++) {
 		if (offs_umaps[i].ent)
-			offs_ucache_put(offs_umaps[i].ent);
+			offs_cficache_put(offs_umaps[i].ent);
 		fput(offs_umaps[i].file);
 	}
 	offs_numaps = 0;
@@ -113,7 +113,7 @@ static void offs_umaps_clear(void)
 	offs_umaps_built = false;
 }
 
-/* Sleeps (ucache.c's mutex, allocations); no lock held on entry. */
+/* Sleeps (cficache.c's mutex, allocations); no lock held on entry. */
 static void offs_umaps_build(struct mm_struct *mm)
 {
 	bool cfi = READ_ONCE(offs_cfi_cache_mb);
@@ -144,7 +144,7 @@ static void offs_umaps_build(struct mm_struct *mm)
 	for (i = 0; i < n; i++) {
 		offs_umaps[i].retry = false;
 		offs_umaps[i].ent = cfi ?
-			offs_ucache_get(offs_umaps[i].file, &offs_umaps[i].retry) :
+			offs_cficache_get(offs_umaps[i].file, &offs_umaps[i].retry) :
 			NULL;
 	}
 	offs_numaps = n;
@@ -203,7 +203,7 @@ static const struct offs_cfi_rule *offs_umm_lookup(u64 pc, bool *pending)
 			*pending = true;
 		return NULL;
 	}
-	t = offs_ucache_table(offs_umaps[mid].ent, pending);
+	t = offs_cficache_table(offs_umaps[mid].ent, pending);
 	if (!t || !offs_cfi_vaddr(t, offs_umap_off(mid, pc), &vaddr))
 		return NULL;
 	return offs_cfi_lookup(t, vaddr);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The thread cache (module/cache.c): threads that did not run are counted
+# The thread cache (module/threadcache.c): threads that did not run are counted
 # again without unwinding, and nothing stale ever comes out of it.
 #
 # Kernels: every test kernel: the cache's validity rests on each kernel's

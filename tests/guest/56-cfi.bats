@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # User stacks of programs built without frame pointers (most distribution
 # binaries, libc among them), unwound with their .eh_frame compiled into
-# tables (module/ucfi.c, ucache.c): the same frames as eu-stack (elfutils)
+# tables (module/ucfi.c, cficache.c): the same frames as eu-stack (elfutils)
 # finds, thread by thread; frame pointers only with cfi_cache_mb=0; the
 # tables' memory bounded by cfi_cache_mb; CFI that cannot be followed ends
 # a stack (counted), code without CFI is followed with frame pointers;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * cache.c - skip what did not change.
+ * threadcache.c - skip what did not change.
  *
  * A thread that has not run since its previous sample has the same kernel
  * stack and the same reason, so it is counted again without pinning,
@@ -42,7 +42,7 @@
 #include "params.h"
 #include "stats.h"
 #include "table.h"
-#include "cache.h"
+#include "threadcache.h"
 
 #define OFFS_TC_MIN_BITS	10
 #define OFFS_TC_MAX_BITS	22	/* thread_cache is at most 4194304 */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-#ifndef OFFS_CACHE_H
-#define OFFS_CACHE_H
+#ifndef OFFS_THREADCACHE_H
+#define OFFS_THREADCACHE_H
 
 #include "offsample.h"
 #include "table.h"
@@ -21,4 +21,4 @@ void offs_tc_store(struct offs_tc_ent *e, const struct offs_sample *s,
 void offs_tc_invalidate(struct offs_tc_ent *e);
 unsigned long offs_tc_ncsw(const struct offs_tc_ent *e);
 
-#endif /* OFFS_CACHE_H */
+#endif /* OFFS_THREADCACHE_H */

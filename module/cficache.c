@@ -1,22 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ucache.c - compiled CFI tables (ucfi.c), one per mapped file, shared by
+ * cficache.c - compiled CFI tables (ucfi.c), one per mapped file, shared by
  * every process that maps it.
  *
  * Entries are keyed by the file's identity (device, inode, generation,
  * size, mtime, ctime), not by path or struct file: every process mapping
  * libc.so.6 shares one table, a replaced file gets a new one.  A table is
- * built once, asynchronously (a work item on offs_ucache_wq reads the file
+ * built once, asynchronously (a work item on offs_cficache_wq reads the file
  * through the page cache with kernel_read()), so the sampler never waits
  * for I/O: until it is ready, frames in that file are followed by frame
- * pointers and the capture is not cached (cache.c), so the next tick
+ * pointers and the capture is not cached (threadcache.c), so the next tick
  * tries again.  A file without usable CFI keeps a failed entry, so it is
  * not read again.
  *
  * Memory is bounded by the cfi_cache_mb parameter: tables not in use by
  * the sampler are evicted, least recently used first; a file whose table
  * alone would not fit is not kept (counted, frame pointers for it).  The
- * number of entries is bounded too (OFFS_UCACHE_MAX_ENTS, failed ones
+ * number of entries is bounded too (OFFS_CFICACHE_MAX_ENTS, failed ones
  * included: the least recently used goes), and so are the builds queued.
  *
  * CPU is bounded as well, since any user can map a file it wrote: a build
@@ -24,7 +24,7 @@
  * every few hundred steps (call-frame instructions, records, sort steps)
  * and ends when it has used cfi_build_ms of CPU (failed, counted); builds
  * together take at most a quarter of one CPU over time: a build starts
- * only once the builds' CPU credit (OFFS_UCACHE_BURST_NS at most, refilled
+ * only once the builds' CPU credit (OFFS_CFICACHE_BURST_NS at most, refilled
  * at a quarter of the time that passes) holds its whole budget, so a burst
  * is at most the credit plus one budget; and a file whose build failed
  * for a reason of its own is remembered by a fingerprint after its entry
@@ -34,11 +34,11 @@
  * in progress (only a file system that does not answer makes that long:
  * FUSE is not read at all).
  *
- * Locking: offs_ucache_lock (a mutex) protects the hash, the LRU list,
+ * Locking: offs_cficache_lock (a mutex) protects the hash, the LRU list,
  * reference counts and totals; users are the sampler kthread (no lock of a
  * sampled task held: see umm.c) and the build work items.  The table
  * pointer of an entry is published once with release semantics and read
- * locklessly (offs_ucache_table()), also under a task's pi_lock.
+ * locklessly (offs_cficache_table()), also under a task's pi_lock.
  */
 #include <linux/slab.h>
 #include <linux/mm.h>
@@ -56,24 +56,24 @@
 #include "params.h"
 #include "stats.h"
 #include "ucfi.h"
-#include "ucache.h"
+#include "cficache.h"
 
-#define OFFS_UCACHE_BITS	10
-#define OFFS_UCACHE_MAX_ENTS	8192	/* failed entries included */
-#define OFFS_UCACHE_MAX_JOBS	32	/* builds queued or running */
-/* Builds' CPU: a burst of this much, then 1/OFFS_UCACHE_DUTY of a CPU. */
-#define OFFS_UCACHE_BURST_NS	(4 * NSEC_PER_SEC)
-#define OFFS_UCACHE_DUTY	4
+#define OFFS_CFICACHE_BITS	10
+#define OFFS_CFICACHE_MAX_ENTS	8192	/* failed entries included */
+#define OFFS_CFICACHE_MAX_JOBS	32	/* builds queued or running */
+/* Builds' CPU: a burst of this much, then 1/OFFS_CFICACHE_DUTY of a CPU. */
+#define OFFS_CFICACHE_BURST_NS	(4 * NSEC_PER_SEC)
+#define OFFS_CFICACHE_DUTY	4
 /*
  * Fingerprints of failed files whose entries were evicted: 8,192 sets of
  * 4, most recent first (256 KiB, allocated at load).  Four times the
  * entry bound: a loop of rebuilds would need that many failing files
  * mapped by sampled processes, and builds' CPU is bounded anyway.
  */
-#define OFFS_UCACHE_FP_BITS	13
-#define OFFS_UCACHE_FP_WAYS	4
+#define OFFS_CFICACHE_FP_BITS	13
+#define OFFS_CFICACHE_FP_WAYS	4
 /* The page cache is read in pieces this large, rmmod looked at between. */
-#define OFFS_UCACHE_READ_CHUNK	SZ_1M
+#define OFFS_CFICACHE_READ_CHUNK	SZ_1M
 
 enum { OFFS_UCFI_PENDING, OFFS_UCFI_READY, OFFS_UCFI_FAILED };
 
@@ -101,28 +101,28 @@ struct offs_ucfi_job {
 	struct offs_ucfi_ent *ent;
 };
 
-static DEFINE_MUTEX(offs_ucache_lock);
-static struct hlist_head offs_ucache_buckets[1 << OFFS_UCACHE_BITS];
-static LIST_HEAD(offs_ucache_lru);
-static unsigned int offs_ucache_nents;
-static unsigned int offs_ucache_jobs;
-static size_t offs_ucache_bytes;	/* tables of ready entries */
-static struct workqueue_struct *offs_ucache_wq;
-static bool offs_ucache_stopping;	/* rmmod: builds end at their next check */
+static DEFINE_MUTEX(offs_cficache_lock);
+static struct hlist_head offs_cficache_buckets[1 << OFFS_CFICACHE_BITS];
+static LIST_HEAD(offs_cficache_lru);
+static unsigned int offs_cficache_nents;
+static unsigned int offs_cficache_jobs;
+static size_t offs_cficache_bytes;	/* tables of ready entries */
+static struct workqueue_struct *offs_cficache_wq;
+static bool offs_cficache_stopping;	/* rmmod: builds end at their next check */
 /* CPU time builds may still take (may go below 0), refilled at credit_at. */
-static s64 offs_ucache_credit = OFFS_UCACHE_BURST_NS;
-static u64 offs_ucache_credit_at;
-static u64 (*offs_ucache_fps)[OFFS_UCACHE_FP_WAYS];
-#define OFFS_UCACHE_FP_BYTES	(sizeof(*offs_ucache_fps) << OFFS_UCACHE_FP_BITS)
+static s64 offs_cficache_credit = OFFS_CFICACHE_BURST_NS;
+static u64 offs_cficache_credit_at;
+static u64 (*offs_cficache_fps)[OFFS_CFICACHE_FP_WAYS];
+#define OFFS_CFICACHE_FP_BYTES	(sizeof(*offs_cficache_fps) << OFFS_CFICACHE_FP_BITS)
 
-struct offs_ucache_stats offs_ucache_stats;
+struct offs_cficache_stats offs_cficache_stats;
 
 static void offs_ucfi_key(struct file *file, struct offs_ucfi_ent *k)
 {
 	struct inode *inode = file_inode(file);
 
 	/*
-	 * A new entry is a copy of its key (offs_ucache_get()): every other
+	 * A new entry is a copy of its key (offs_cficache_get()): every other
 	 * field (refs, state, table, ...) must start at zero.  Kernels built
 	 * without CONFIG_INIT_STACK_ALL_ZERO (Debian's 5.10) leave a stack
 	 * variable as it was: 0.4-0.6.0 copied that garbage into new entries
@@ -156,10 +156,10 @@ static u64 offs_ucfi_fp(const struct offs_ucfi_ent *k)
 /* Was a file of this fingerprint evicted after failing?  Lock held. */
 static bool offs_ucfi_fp_known(u64 fp)
 {
-	u64 *set = offs_ucache_fps[hash_64(fp, OFFS_UCACHE_FP_BITS)];
+	u64 *set = offs_cficache_fps[hash_64(fp, OFFS_CFICACHE_FP_BITS)];
 	unsigned int i;
 
-	for (i = 0; i < OFFS_UCACHE_FP_WAYS; i++)
+	for (i = 0; i < OFFS_CFICACHE_FP_WAYS; i++)
 		if (set[i] == fp)
 			return true;
 	return false;
@@ -168,12 +168,12 @@ static bool offs_ucfi_fp_known(u64 fp)
 /* Remember a failed file whose entry goes (the oldest in its set goes). */
 static void offs_ucfi_fp_add(u64 fp)
 {
-	u64 *set = offs_ucache_fps[hash_64(fp, OFFS_UCACHE_FP_BITS)];
+	u64 *set = offs_cficache_fps[hash_64(fp, OFFS_CFICACHE_FP_BITS)];
 	unsigned int i;
 
 	if (offs_ucfi_fp_known(fp))
 		return;
-	for (i = OFFS_UCACHE_FP_WAYS - 1; i > 0; i--)
+	for (i = OFFS_CFICACHE_FP_WAYS - 1; i > 0; i--)
 		set[i] = set[i - 1];
 	set[0] = fp;
 }
@@ -187,67 +187,67 @@ static bool offs_ucfi_same(const struct offs_ucfi_ent *a,
 	       timespec64_equal(&a->ctime, &b->ctime);
 }
 
-/* offs_ucache_lock held. */
+/* offs_cficache_lock held. */
 static void offs_ucfi_free(struct offs_ucfi_ent *e)
 {
-	lockdep_assert_held(&offs_ucache_lock);
+	lockdep_assert_held(&offs_cficache_lock);
 	hlist_del(&e->node);
 	if (e->state != OFFS_UCFI_PENDING)
 		list_del(&e->lru);
 	if (e->state == OFFS_UCFI_READY) {
-		offs_ucache_bytes -= e->table->bytes;
+		offs_cficache_bytes -= e->table->bytes;
 		atomic64_sub(e->table->bytes, &offs_stats.memory_bytes);
 	}
-	offs_ucache_nents--;
+	offs_cficache_nents--;
 	offs_cfi_free(e->table);
 	kfree(e);
 	atomic64_sub(sizeof(*e), &offs_stats.memory_bytes);
 }
 
-static size_t offs_ucache_cap(void)
+static size_t offs_cficache_cap(void)
 {
 	return (size_t)READ_ONCE(offs_cfi_cache_mb) << 20;
 }
 
 /*
  * Evict ready tables nobody uses until `need` more bytes fit; returns
- * whether they do.  offs_ucache_lock held.
+ * whether they do.  offs_cficache_lock held.
  */
-static bool offs_ucache_make_room(size_t need)
+static bool offs_cficache_make_room(size_t need)
 {
 	struct offs_ucfi_ent *e, *tmp;
-	size_t cap = offs_ucache_cap();
+	size_t cap = offs_cficache_cap();
 
 	if (need > cap)
 		return false;
-	list_for_each_entry_safe_reverse(e, tmp, &offs_ucache_lru, lru) {
-		if (offs_ucache_bytes + need <= cap)
+	list_for_each_entry_safe_reverse(e, tmp, &offs_cficache_lru, lru) {
+		if (offs_cficache_bytes + need <= cap)
 			break;
 		/* Failed entries take no table: they stay (not read again). */
 		if (e->refs || e->state != OFFS_UCFI_READY)
 			continue;
 		offs_ucfi_free(e);
-		offs_ucache_stats.evicted++;
+		offs_cficache_stats.evicted++;
 	}
-	return offs_ucache_bytes + need <= cap;
+	return offs_cficache_bytes + need <= cap;
 }
 
 /*
  * The entry count is at its bound: forget the least recently used entry
  * nobody uses, built or failed (a failed file's fingerprint is kept: it is
- * not built again).  offs_ucache_lock held.
+ * not built again).  offs_cficache_lock held.
  */
-static void offs_ucache_evict_one(void)
+static void offs_cficache_evict_one(void)
 {
 	struct offs_ucfi_ent *e;
 
-	list_for_each_entry_reverse(e, &offs_ucache_lru, lru) {
+	list_for_each_entry_reverse(e, &offs_cficache_lru, lru) {
 		if (!e->refs) {
 			/* Not built again when it comes back: its fingerprint. */
 			if (e->state == OFFS_UCFI_FAILED && e->lasting)
 				offs_ucfi_fp_add(offs_ucfi_fp(e));
 			offs_ucfi_free(e);
-			offs_ucache_stats.evicted++;
+			offs_cficache_stats.evicted++;
 			return;
 		}
 	}
@@ -264,9 +264,9 @@ static int offs_ucfi_read(void *ctx, u64 off, void *buf, size_t len)
 	ssize_t n;
 
 	while (len) {
-		if (READ_ONCE(offs_ucache_stopping))
+		if (READ_ONCE(offs_cficache_stopping))
 			return -ECANCELED;
-		n = kernel_read(file, buf, min_t(size_t, len, OFFS_UCACHE_READ_CHUNK),
+		n = kernel_read(file, buf, min_t(size_t, len, OFFS_CFICACHE_READ_CHUNK),
 				&pos);
 		if (n < 0)
 			return n;
@@ -291,17 +291,17 @@ struct offs_ucfi_budget {
 
 /*
  * Refill the builds' CPU credit: a quarter of the time since the last
- * refill, up to the burst.  offs_ucache_lock held.
+ * refill, up to the burst.  offs_cficache_lock held.
  */
-static void offs_ucache_refill(void)
+static void offs_cficache_refill(void)
 {
 	u64 now = ktime_get_ns();
-	u64 gain = min_t(u64, (now - offs_ucache_credit_at) / OFFS_UCACHE_DUTY,
-			 OFFS_UCACHE_BURST_NS);
+	u64 gain = min_t(u64, (now - offs_cficache_credit_at) / OFFS_CFICACHE_DUTY,
+			 OFFS_CFICACHE_BURST_NS);
 
-	offs_ucache_credit_at = now;
-	offs_ucache_credit = min_t(s64, OFFS_UCACHE_BURST_NS,
-				   offs_ucache_credit + (s64)gain);
+	offs_cficache_credit_at = now;
+	offs_cficache_credit = min_t(s64, OFFS_CFICACHE_BURST_NS,
+				     offs_cficache_credit + (s64)gain);
 }
 
 /*
@@ -309,21 +309,21 @@ static void offs_ucache_refill(void)
  * if the budget is larger), in steps of 20 ms; false on rmmod.  A work
  * item of our own queue: sleeps, TASK_IDLE (not a load, not a hung task).
  */
-static bool offs_ucache_wait_credit(u64 limit)
+static bool offs_cficache_wait_credit(u64 limit)
 {
-	s64 need = min_t(u64, limit, OFFS_UCACHE_BURST_NS);
+	s64 need = min_t(u64, limit, OFFS_CFICACHE_BURST_NS);
 	bool waited = false, ok;
 
 	for (;;) {
-		mutex_lock(&offs_ucache_lock);
-		offs_ucache_refill();
-		ok = offs_ucache_credit >= need;
+		mutex_lock(&offs_cficache_lock);
+		offs_cficache_refill();
+		ok = offs_cficache_credit >= need;
 		if (!ok && !waited)
-			offs_ucache_stats.throttled++;
-		mutex_unlock(&offs_ucache_lock);
+			offs_cficache_stats.throttled++;
+		mutex_unlock(&offs_cficache_lock);
 		if (ok)
 			return true;
-		if (READ_ONCE(offs_ucache_stopping))
+		if (READ_ONCE(offs_cficache_stopping))
 			return false;
 		waited = true;
 		schedule_timeout_idle(msecs_to_jiffies(20));
@@ -334,7 +334,7 @@ static bool offs_ucache_wait_credit(u64 limit)
  * Did the build fail for a reason of the file's own, that another try
  * would meet again?  Not for no memory, rmmod, a read error, or a table
  * that does not fit cfi_cache_mb (which may be raised).  -ETIME does
- * depend on cfi_build_ms: raising it forgets those (offs_ucache_retry()).
+ * depend on cfi_build_ms: raising it forgets those (offs_cficache_retry()).
  */
 static bool offs_ucfi_lasting(int err)
 {
@@ -353,7 +353,7 @@ static int offs_ucfi_check(void *ctx)
 	struct offs_ucfi_budget *b = ctx;
 
 	cond_resched();
-	if (READ_ONCE(offs_ucache_stopping))
+	if (READ_ONCE(offs_cficache_stopping))
 		return -ECANCELED;
 	if (offs_self_cpu_ns() - b->cpu0 > b->limit)
 		return -ETIME;
@@ -382,8 +382,8 @@ static void offs_ucfi_build_fn(struct work_struct *work)
 	int err = -ECANCELED;
 
 	/* Queued before rmmod: nothing to build for. */
-	if (!READ_ONCE(offs_ucache_stopping) &&
-	    offs_ucache_wait_credit(budget.limit)) {
+	if (!READ_ONCE(offs_cficache_stopping) &&
+	    offs_cficache_wait_credit(budget.limit)) {
 		wall = ktime_get_ns();
 		budget.cpu0 = offs_self_cpu_ns();
 		err = offs_cfi_build(&src, &t, &cw);
@@ -392,28 +392,28 @@ static void offs_ucfi_build_fn(struct work_struct *work)
 	}
 	fput(job->file);
 
-	mutex_lock(&offs_ucache_lock);
-	offs_ucache_stats.build_ns += wall;
-	offs_ucache_stats.build_cpu_ns += cpu;
-	if (cpu > offs_ucache_stats.build_cpu_max_ns)
-		offs_ucache_stats.build_cpu_max_ns = cpu;
-	offs_ucache_credit -= cpu;
+	mutex_lock(&offs_cficache_lock);
+	offs_cficache_stats.build_ns += wall;
+	offs_cficache_stats.build_cpu_ns += cpu;
+	if (cpu > offs_cficache_stats.build_cpu_max_ns)
+		offs_cficache_stats.build_cpu_max_ns = cpu;
+	offs_cficache_credit -= cpu;
 	if (cw.over)
-		offs_ucache_stats.over_work++;
+		offs_cficache_stats.over_work++;
 	if (err == -ETIME)
-		offs_ucache_stats.over_time++;
+		offs_cficache_stats.over_time++;
 	if (err == -ECANCELED)
-		offs_ucache_stats.cancelled++;
+		offs_cficache_stats.cancelled++;
 	e->lasting = offs_ucfi_lasting(err);
-	if (!offs_ucache_cap()) {
+	if (!offs_cficache_cap()) {
 		/*
 		 * cfi_cache_mb was set to 0 while this was built: keep
-		 * nothing (offs_ucache_shrink()); an entry a session still
-		 * holds goes when it lets go (offs_ucache_put()).
+		 * nothing (offs_cficache_shrink()); an entry a session still
+		 * holds goes when it lets go (offs_cficache_put()).
 		 */
 		offs_cfi_free(t);
 		if (e->refs) {
-			list_add(&e->lru, &offs_ucache_lru);
+			list_add(&e->lru, &offs_cficache_lru);
 			e->state = OFFS_UCFI_FAILED;
 			e->cancelled = true;
 		} else {
@@ -421,28 +421,28 @@ static void offs_ucfi_build_fn(struct work_struct *work)
 		}
 		goto out;
 	}
-	if (!err && !offs_ucache_make_room(t->bytes)) {
+	if (!err && !offs_cficache_make_room(t->bytes)) {
 		/* Depends on cfi_cache_mb, which may be raised: not lasting. */
-		offs_ucache_stats.too_big++;
+		offs_cficache_stats.too_big++;
 		err = -E2BIG;
 	}
-	list_add(&e->lru, &offs_ucache_lru);
+	list_add(&e->lru, &offs_cficache_lru);
 	if (err) {
 		offs_cfi_free(t);
 		e->state = OFFS_UCFI_FAILED;
 		e->err = err;
-		offs_ucache_stats.failed++;
+		offs_cficache_stats.failed++;
 	} else {
-		offs_ucache_bytes += t->bytes;
+		offs_cficache_bytes += t->bytes;
 		atomic64_add(t->bytes, &offs_stats.memory_bytes);
 		e->state = OFFS_UCFI_READY;
-		/* Pairs with the acquire in offs_ucache_table(). */
+		/* Pairs with the acquire in offs_cficache_table(). */
 		smp_store_release(&e->table, t);
-		offs_ucache_stats.built++;
+		offs_cficache_stats.built++;
 	}
 out:
-	offs_ucache_jobs--;
-	mutex_unlock(&offs_ucache_lock);
+	offs_cficache_jobs--;
+	mutex_unlock(&offs_cficache_lock);
 	kfree(job);
 }
 
@@ -451,7 +451,7 @@ out:
  * processes we sample: a read could wait for it for good, and with it the
  * build queue and rmmod.  Their frames are followed with frame pointers.
  */
-static bool offs_ucache_unsafe_fs(struct file *file)
+static bool offs_cficache_unsafe_fs(struct file *file)
 {
 	const char *name = file_inode(file)->i_sb->s_type->name;
 
@@ -460,8 +460,8 @@ static bool offs_ucache_unsafe_fs(struct file *file)
 
 /*
  * The entry for the file a process maps, with a reference (drop it with
- * offs_ucache_put()), or NULL: CFI off, a file on FUSE, or (*retry set)
- * no room for another entry or build just now (OFFS_UCACHE_MAX_JOBS
+ * offs_cficache_put()), or NULL: CFI off, a file on FUSE, or (*retry set)
+ * no room for another entry or build just now (OFFS_CFICACHE_MAX_JOBS
  * builds queued, waiting for the builds' CPU credit or running, the
  * entry bound, no memory).  In the last case the
  * caller unwinds with frame pointers and must not keep the capture as
@@ -471,7 +471,7 @@ static bool offs_ucache_unsafe_fs(struct file *file)
  * Sampler kthread; sleeps (mutex, allocations); no lock of a sampled task
  * held.
  */
-struct offs_ucfi_ent *offs_ucache_get(struct file *file, bool *retry)
+struct offs_ucfi_ent *offs_cficache_get(struct file *file, bool *retry)
 {
 	struct offs_ucfi_ent key, *e;
 	struct offs_ucfi_job *job;
@@ -479,27 +479,27 @@ struct offs_ucfi_ent *offs_ucache_get(struct file *file, bool *retry)
 	bool known;
 	u64 fp;
 
-	if (!READ_ONCE(offs_cfi_cache_mb) || !offs_ucache_wq ||
-	    offs_ucache_unsafe_fs(file))
+	if (!READ_ONCE(offs_cfi_cache_mb) || !offs_cficache_wq ||
+	    offs_cficache_unsafe_fs(file))
 		return NULL;
 	offs_ucfi_key(file, &key);
-	mutex_lock(&offs_ucache_lock);
-	bucket = &offs_ucache_buckets[hash_32(key.hash, OFFS_UCACHE_BITS)];
+	mutex_lock(&offs_cficache_lock);
+	bucket = &offs_cficache_buckets[hash_32(key.hash, OFFS_CFICACHE_BITS)];
 	hlist_for_each_entry(e, bucket, node) {
 		if (offs_ucfi_same(e, &key)) {
 			if (e->state != OFFS_UCFI_PENDING)
-				list_move(&e->lru, &offs_ucache_lru);
+				list_move(&e->lru, &offs_cficache_lru);
 			goto found;
 		}
 	}
 	e = NULL;
-	if (offs_ucache_nents >= OFFS_UCACHE_MAX_ENTS)
-		offs_ucache_evict_one();
-	if (offs_ucache_nents >= OFFS_UCACHE_MAX_ENTS)
+	if (offs_cficache_nents >= OFFS_CFICACHE_MAX_ENTS)
+		offs_cficache_evict_one();
+	if (offs_cficache_nents >= OFFS_CFICACHE_MAX_ENTS)
 		goto defer;
 	fp = offs_ucfi_fp(&key);
 	known = offs_ucfi_fp_known(fp);
-	if (!known && offs_ucache_jobs >= OFFS_UCACHE_MAX_JOBS)
+	if (!known && offs_cficache_jobs >= OFFS_CFICACHE_MAX_JOBS)
 		goto defer;
 	e = kzalloc(sizeof(*e), GFP_KERNEL | __GFP_NOWARN);
 	job = known ? NULL : kzalloc(sizeof(*job), GFP_KERNEL | __GFP_NOWARN);
@@ -512,54 +512,54 @@ struct offs_ucfi_ent *offs_ucache_get(struct file *file, bool *retry)
 	*e = key;
 	INIT_LIST_HEAD(&e->lru);
 	hlist_add_head(&e->node, bucket);
-	offs_ucache_nents++;
+	offs_cficache_nents++;
 	atomic64_add(sizeof(*e), &offs_stats.memory_bytes);
 	if (known) {
 		/* Failed before its entry was evicted: fails again. */
 		e->state = OFFS_UCFI_FAILED;
 		e->lasting = true;
 		e->err = -ENOEXEC;
-		list_add(&e->lru, &offs_ucache_lru);
-		offs_ucache_stats.failed_known++;
+		list_add(&e->lru, &offs_cficache_lru);
+		offs_cficache_stats.failed_known++;
 		goto found;
 	}
 	e->state = OFFS_UCFI_PENDING;
 	INIT_WORK(&job->work, offs_ucfi_build_fn);
 	job->file = get_file(file);
 	job->ent = e;
-	offs_ucache_jobs++;
-	queue_work(offs_ucache_wq, &job->work);
+	offs_cficache_jobs++;
+	queue_work(offs_cficache_wq, &job->work);
 found:
 	e->refs++;
 	goto out;
 defer:
-	offs_ucache_stats.deferred++;
+	offs_cficache_stats.deferred++;
 	*retry = true;
 out:
-	mutex_unlock(&offs_ucache_lock);
+	mutex_unlock(&offs_cficache_lock);
 	return e;
 }
 
 /*
  * The last user of an entry lets go: if cfi_cache_mb was lowered while it
- * was in use (offs_ucache_shrink() keeps entries in use), the cache gets
+ * was in use (offs_cficache_shrink() keeps entries in use), the cache gets
  * back under the bound now rather than at some later build; at 0 the
  * entry goes whatever it holds.  Sleeps (mutex, frees).
  */
-void offs_ucache_put(struct offs_ucfi_ent *e)
+void offs_cficache_put(struct offs_ucfi_ent *e)
 {
 	size_t cap;
 
-	mutex_lock(&offs_ucache_lock);
-	cap = offs_ucache_cap();
+	mutex_lock(&offs_cficache_lock);
+	cap = offs_cficache_cap();
 	if (!--e->refs && e->state != OFFS_UCFI_PENDING) {
 		/* Cancelled: never built, whatever the bound is now. */
 		if (!cap || e->cancelled)
 			offs_ucfi_free(e);
-		else if (offs_ucache_bytes > cap)
-			offs_ucache_make_room(0);
+		else if (offs_cficache_bytes > cap)
+			offs_cficache_make_room(0);
 	}
-	mutex_unlock(&offs_ucache_lock);
+	mutex_unlock(&offs_cficache_lock);
 }
 
 /*
@@ -567,8 +567,8 @@ void offs_ucache_put(struct offs_ucfi_ent *e)
  * context (pin.c calls it with a task's pi_lock held): the caller holds a
  * reference, so e and its table stay.
  */
-const struct offs_cfi_table *offs_ucache_table(const struct offs_ucfi_ent *e,
-					       bool *pending)
+const struct offs_cfi_table *
+offs_cficache_table(const struct offs_ucfi_ent *e, bool *pending)
 {
 	/* Pairs with the release in offs_ucfi_build_fn(): a whole table. */
 	const struct offs_cfi_table *t = smp_load_acquire(&e->table);
@@ -584,11 +584,11 @@ const struct offs_cfi_table *offs_ucache_table(const struct offs_ucfi_ent *e,
 }
 
 /* Totals for /proc/offsample/stats. */
-void offs_ucache_totals(unsigned int *ents, size_t *bytes, unsigned int *jobs)
+void offs_cficache_totals(unsigned int *ents, size_t *bytes, unsigned int *jobs)
 {
-	*ents = READ_ONCE(offs_ucache_nents);
-	*bytes = READ_ONCE(offs_ucache_bytes);
-	*jobs = READ_ONCE(offs_ucache_jobs);
+	*ents = READ_ONCE(offs_cficache_nents);
+	*bytes = READ_ONCE(offs_cficache_bytes);
+	*jobs = READ_ONCE(offs_cficache_jobs);
 }
 
 /*
@@ -597,18 +597,18 @@ void offs_ucache_totals(unsigned int *ents, size_t *bytes, unsigned int *jobs)
  * (which do not say why) are forgotten.  Entries in use stay until the
  * window lets go of them.
  */
-void offs_ucache_retry(void)
+void offs_cficache_retry(void)
 {
 	struct offs_ucfi_ent *e, *tmp;
 
-	mutex_lock(&offs_ucache_lock);
-	list_for_each_entry_safe(e, tmp, &offs_ucache_lru, lru)
+	mutex_lock(&offs_cficache_lock);
+	list_for_each_entry_safe(e, tmp, &offs_cficache_lru, lru)
 		if (!e->refs && e->state == OFFS_UCFI_FAILED &&
 		    (e->err == -ETIME || !e->lasting))
 			offs_ucfi_free(e);
-	if (offs_ucache_fps)
-		memset(offs_ucache_fps, 0, OFFS_UCACHE_FP_BYTES);
-	mutex_unlock(&offs_ucache_lock);
+	if (offs_cficache_fps)
+		memset(offs_cficache_fps, 0, OFFS_CFICACHE_FP_BYTES);
+	mutex_unlock(&offs_cficache_lock);
 }
 
 /*
@@ -616,42 +616,42 @@ void offs_ucache_retry(void)
  * the cache is off: every entry nobody uses goes, failed ones included
  * (they only spare a file a second try), so that the module holds nothing
  * for it.  Entries in use go when their last user lets go
- * (offs_ucache_put()), entries still being built when their build ends.
+ * (offs_cficache_put()), entries still being built when their build ends.
  */
-void offs_ucache_shrink(void)
+void offs_cficache_shrink(void)
 {
 	struct offs_ucfi_ent *e, *tmp;
 
-	mutex_lock(&offs_ucache_lock);
-	if (offs_ucache_cap()) {
-		offs_ucache_make_room(0);
+	mutex_lock(&offs_cficache_lock);
+	if (offs_cficache_cap()) {
+		offs_cficache_make_room(0);
 	} else {
-		list_for_each_entry_safe(e, tmp, &offs_ucache_lru, lru)
+		list_for_each_entry_safe(e, tmp, &offs_cficache_lru, lru)
 			if (!e->refs)
 				offs_ucfi_free(e);
 	}
-	mutex_unlock(&offs_ucache_lock);
+	mutex_unlock(&offs_cficache_lock);
 }
 
-int offs_ucache_init(void)
+int offs_cficache_init(void)
 {
-	offs_ucache_credit_at = ktime_get_ns();
-	offs_ucache_fps = kvzalloc(OFFS_UCACHE_FP_BYTES, GFP_KERNEL);
-	if (!offs_ucache_fps)
+	offs_cficache_credit_at = ktime_get_ns();
+	offs_cficache_fps = kvzalloc(OFFS_CFICACHE_FP_BYTES, GFP_KERNEL);
+	if (!offs_cficache_fps)
 		return -ENOMEM;
-	atomic64_add(OFFS_UCACHE_FP_BYTES, &offs_stats.memory_bytes);
+	atomic64_add(OFFS_CFICACHE_FP_BYTES, &offs_stats.memory_bytes);
 	/* Unbound, one build at a time: a background job, never a burst. */
-	offs_ucache_wq = alloc_workqueue("offsample_cfi", WQ_UNBOUND, 1);
-	if (!offs_ucache_wq) {
-		kvfree(offs_ucache_fps);
-		atomic64_sub(OFFS_UCACHE_FP_BYTES, &offs_stats.memory_bytes);
+	offs_cficache_wq = alloc_workqueue("offsample_cfi", WQ_UNBOUND, 1);
+	if (!offs_cficache_wq) {
+		kvfree(offs_cficache_fps);
+		atomic64_sub(OFFS_CFICACHE_FP_BYTES, &offs_stats.memory_bytes);
 		return -ENOMEM;
 	}
 	return 0;
 }
 
 /* The sampler is stopped: no session holds an entry. */
-void offs_ucache_exit(void)
+void offs_cficache_exit(void)
 {
 	struct offs_ucfi_ent *e;
 	struct hlist_node *tmp;
@@ -662,17 +662,17 @@ void offs_ucache_exit(void)
 	 * check (ucfi.c: within a few hundred records or a 1 MiB read) or
 	 * at once if they have not started.
 	 */
-	WRITE_ONCE(offs_ucache_stopping, true);
-	destroy_workqueue(offs_ucache_wq);
-	offs_ucache_wq = NULL;
-	mutex_lock(&offs_ucache_lock);
-	for (i = 0; i < ARRAY_SIZE(offs_ucache_buckets); i++)
-		hlist_for_each_entry_safe(e, tmp, &offs_ucache_buckets[i], node) {
+	WRITE_ONCE(offs_cficache_stopping, true);
+	destroy_workqueue(offs_cficache_wq);
+	offs_cficache_wq = NULL;
+	mutex_lock(&offs_cficache_lock);
+	for (i = 0; i < ARRAY_SIZE(offs_cficache_buckets); i++)
+		hlist_for_each_entry_safe(e, tmp, &offs_cficache_buckets[i], node) {
 			WARN_ON(e->refs);
 			offs_ucfi_free(e);
 		}
-	mutex_unlock(&offs_ucache_lock);
-	kvfree(offs_ucache_fps);
-	offs_ucache_fps = NULL;
-	atomic64_sub(OFFS_UCACHE_FP_BYTES, &offs_stats.memory_bytes);
+	mutex_unlock(&offs_cficache_lock);
+	kvfree(offs_cficache_fps);
+	offs_cficache_fps = NULL;
+	atomic64_sub(OFFS_CFICACHE_FP_BYTES, &offs_stats.memory_bytes);
 }
