@@ -131,7 +131,10 @@ setup() {
 	local text p
 	text=$(MANWIDTH=200 man -l "$MAN4" 2>/dev/null)
 	# Every parameter the module declares.
-	for p in $(sed -n 's/^module_param_cb(\([a-z_]*\),.*/\1/p' "$ROOT/module/main.c"); do
+	local params
+	params=$(sed -n 's/^module_param_cb(\([a-z_]*\),.*/\1/p' "$ROOT/module/params.c")
+	[ "$(wc -w <<< "$params")" -ge 18 ]
+	for p in $params; do
 		grep -qF -- "$p" <<< "$text" || { echo "parameter not documented: $p"; return 1; }
 	done
 	for p in enabled hz max_stacks max_depth kthreads key thread_cache user_stacks max_user_depth cgroup wobj \
@@ -143,9 +146,9 @@ setup() {
 	run -0 grep -c 'hz (1..1000, default 9)' <<< "$text"
 	run -0 grep -c 'max_stacks (16..1048576, default 8192)' <<< "$text"
 	run -0 grep -c 'max_depth (1..128, default 48)' <<< "$text"
-	grep -q 'offs_hz = 9;' "$ROOT/module/main.c"
-	grep -q 'offs_max_stacks = 8192;' "$ROOT/module/main.c"
-	grep -q 'offs_max_depth = 48;' "$ROOT/module/main.c"
+	grep -q 'offs_hz = 9;' "$ROOT/module/params.c"
+	grep -q 'offs_max_stacks = 8192;' "$ROOT/module/params.c"
+	grep -q 'offs_max_depth = 48;' "$ROOT/module/params.c"
 }
 
 @test "examples: cron line, systemd units" {

@@ -126,7 +126,7 @@ read_opt() {
 
 select_lib() {
 	local l
-	l=$(find_helper offsample-select.pl "$LIBDIR/offsample-select.pl") ||
+	l=$(find_helper offsample-select.pl) ||
 		die "helper offsample-select.pl not found in $LIBDIR"
 	OFFSAMPLE_PROG="offsample${CMD:+ $CMD}" perl -- "$l" "$@"
 }
