@@ -197,3 +197,41 @@ gather_inputs() {
 		INPUTS=("${RAW[@]}")
 	fi
 }
+
+# ------------------------------------------------------------ collapse
+
+# Options of stackcollapse-offsample that take no value (the frames of a
+# folded line).
+is_collapse_opt() {
+	case $1 in
+	--no-reason | --no-comm | --tname | --wobj | --no-wobj | --no-cgroup | \
+	--dso | --no-dso | --sep | --kernel-suffix | --no-kernel-suffix | \
+	--offsets | --no-offsets | --modules | --no-modules) return 0 ;;
+	esac
+	return 1
+}
+
+# collapse_opt ARGS...: a frame option of collapse and flamegraph (one of
+# is_collapse_opt, or --show LIST) into COPTS; sets SHIFTN, returns 1 if
+# $1 is none of them.
+COPTS=()
+collapse_opt() {
+	local x
+	if is_collapse_opt "$1"; then
+		COPTS+=("$1")
+		SHIFTN=1
+		return 0
+	fi
+	case $1 in
+	--show | --show=*) ;;
+	*) return 1 ;;
+	esac
+	optval --show "$@"
+	[ -n "$OPTVAL" ] || usage_error "--show needs a list of frames"
+	for x in ${OPTVAL//,/ }; do
+		case $x in
+		pid | tid | tname | cgroup | wobj | dso) COPTS+=("--$x") ;;
+		*) usage_error "--show takes pid, tid, tname, cgroup, wobj or dso, not \"$x\"" ;;
+		esac
+	done
+}

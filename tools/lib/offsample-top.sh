@@ -1,24 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# offsample status and offsample top: the live views of the module.
-# Sourced by tools/offsample (not a command of its own); uses its helpers.
+# offsample top: a live view of the reasons and stacks, refreshed.
+# Sourced by tools/offsample (not a command of its own) with
+# offsample-input.sh; uses their helpers.
 # shellcheck shell=bash
-
-help_status() {
-	cat <<'EOF'
-Usage: offsample status
-
-Whether the module is loaded, its parameters (enabled, hz, key, max_stacks,
-max_depth, kthreads, user_stacks, max_user_depth, thread_cache, cgroup,
-and any other it has), and key statistics: ticks, samples by reason,
-dropped observations, the current generation, table fill, the sampler's
-CPU share and memory; user stack walks and the cgroup filter.
-
-Exit status: 0 loaded, 1 not loaded or not readable (must be root).
-EOF
-}
-
 
 help_top() {
 	cat <<'EOF'
@@ -40,22 +26,6 @@ On a terminal the screen is redrawn and q (or Ctrl-C) quits, restoring
 the terminal.  Without a terminal every refresh is printed, followed by
 an empty line.  Needs root.
 EOF
-}
-
-
-# ------------------------------------------------------------ status
-
-cmd_status() {
-	while [ $# -gt 0 ]; do
-		case $1 in
-		-h | --help) help_status; exit 0 ;;
-		-?*) usage_error "unknown option $1" ;;
-		*) usage_error "unexpected argument \"$1\"" ;;
-		esac
-	done
-	need_module
-	need_read "$PROC/stats"
-	lib status "$PROC/stats" "$SYS"
 }
 
 # ------------------------------------------------------------ top
@@ -146,4 +116,3 @@ cmd_top() {
 	[ $TOP_TTY = 0 ] || printf '\n'
 	exit 0
 }
-

@@ -1,0 +1,80 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# offsample critical: where processes run serialized (GAPP ranking).
+# Sourced by tools/offsample (not a command of its own) with
+# offsample-input.sh; uses their helpers.
+# shellcheck shell=bash
+
+help_critical() {
+	cat <<'EOF'
+Usage: offsample critical [--keep-reason] [FRAME OPTIONS] [FILTERS]
+                          [--no-symbolize] [FILE...]
+
+Where a process runs serialized: GAPP's criticality ranking (Zhou et al.,
+"GAPP: A Fast Profiler for Detecting Serialization Bottlenecks", 2018).
+At each tick the module counts, per process, its N sampled threads and
+the A of them that are active (running on a CPU, reason cpu, or waiting
+for one, reason sched).  When 0 < A <= N * critical_pct / 100 (module
+parameter, default 50: at most half the threads carry the process), each
+active thread's sample weighs 1/A: the fewer threads carry the process,
+the more its stack weighs.  Threads that wait (lock, io, ...) weigh
+nothing; single-threaded processes and kernel threads never do.
+
+Prints one line per stack, highest weight first:
+
+  WEIGHT<TAB>FOLDED STACK
+
+WEIGHT is the sum of 1/A over the stack's samples (3 decimals); the
+stack is `offsample collapse`'s folded form without the reason frame
+(running and queued samples of the same code add up; --keep-reason
+keeps it).
+Needs stacks format v3 (module 0.4 or later) with on-CPU sampling on
+(parameter oncpu, default 1).  `offsample flamegraph --critical` draws
+the same weights.
+
+  --keep-reason    keep the reason (cpu, sched) as the root frame
+
+Frame options are collapse's (--no-comm, --show LIST, --offsets, --dso,
+...; see offsample collapse --help).
+
+EOF
+	help_read
+	cat <<'EOF'
+
+Examples:
+  offsample record -d 30 -o app.stacks -- ./app
+  offsample critical app.stacks | head
+  offsample flamegraph --critical -o critical.svg app.stacks
+EOF
+}
+
+# ------------------------------------------------------------ critical
+
+cmd_critical() {
+	local files=() c reason=0
+	while [ $# -gt 0 ]; do
+		if read_opt "$@" || collapse_opt "$@"; then shift "$SHIFTN"; continue; fi
+		case $1 in
+		-h | --help) help_critical; exit 0 ;;
+		--keep-reason) reason=1; shift ;;
+		--) shift; files+=("$@"); break ;;
+		-) files+=(-); shift ;;
+		-?*) usage_error "unknown option $1" ;;
+		*) files+=("$1"); shift ;;
+		esac
+	done
+	[ $WSECONDS = 0 ] || usage_error "--seconds does not apply: criticality is a weight, not a time"
+	c=$(collapser)
+	gather_inputs c ${files[@]+"${files[@]}"}
+	[ $reason = 1 ] || COPTS=(--no-reason ${COPTS[@]+"${COPTS[@]}"})
+	run_script "$c" --critical ${COPTS[@]+"${COPTS[@]}"} -- "${INPUTS[@]}" > "$WORK/crit" || exit 1
+	if [ ! -s "$WORK/crit" ]; then
+		warn "no critical samples: no process had between 1 and critical_pct% of its threads active at a tick"
+		return 0
+	fi
+	# "STACK WEIGHT" -> "WEIGHT<TAB>STACK", highest first (a frame may
+	# contain spaces; the weight is the last field).
+	awk '{ w = $NF; sub(/ [^ ]*$/, ""); printf "%s\t%s\n", w, $0 }' "$WORK/crit" |
+		sort -t "$(printf '\t')" -k1,1gr -k2,2
+}
