@@ -8,8 +8,9 @@
  *    (hash-consed) with its frame facts computed once (classify.c), and
  *    reference-counted by the records that use it;
  *
- *  - generations: (reason, state, comm [, pid, tid, tname], stack) -> count.
- *    The sampler adds to the current generation.  A drain or reset swaps in
+ *  - generations: (reason, state, comm, cgroup, system call, kernel stack,
+ *    user stack [, pid, tid, tname, wait object]: the key parameter) ->
+ *    count.  The sampler adds to the current generation.  A drain or reset swaps in
  *    an empty one; the old one becomes immutable and is freed when its last
  *    reader is done.
  *

@@ -154,12 +154,10 @@ static void offs_umaps_build(struct mm_struct *mm)
 /*
  * What the unwinder (ucfi.c) asks of the address space, with IRQs off.
  * Each read is a read of the bytes asked for (a word, two for a
- * frame-pointer frame), not a copy of a larger chunk.  0.5.5-0.5.7 read
- * 512 bytes at a time and served the walk from that copy: in one 6.1
- * guest (5,000 threads, 6 frames each, 2026-11-27) that made the walk
- * slower, 8.4-9.0 us against 5.6-6.4 us word by word (64-byte chunks:
- * 6.8-7.3 us), and it put 512 more bytes on the stack of the on-CPU IPI
- * (oncpu.c).  See offs_umm_read() for how a word is read.
+ * frame-pointer frame), not a copy of a larger chunk: copies made the
+ * walk slower and put more bytes on the stack of the on-CPU IPI
+ * (oncpu.c; docs/BENCHMARKS-tick.md, 0.5.8).  See offs_umm_read() for
+ * how a word is read.
  */
 struct offs_uctx {
 	bool pending;		/* a table was still being built */
