@@ -44,7 +44,8 @@ mkdir -p "$out"
 
 key=$( { cat "$src"/*.c
 	cat "$kdir/include/generated/autoconf.h" "$kdir/include/generated/utsrelease.h" 2>/dev/null || true
-	$cc --version 2>/dev/null | head -n1 || true; } | cksum)
+	$cc --version 2>/dev/null | head -n1 || true
+	echo "$*"; } | cksum)
 key=${key%% *}
 if [ -f "$out/features.h" ] && grep -qx "/\* key: $key \*/" "$out/features.h"; then
 	exit 0

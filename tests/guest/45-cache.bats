@@ -202,10 +202,19 @@ thread_records() {
 	# cover the drained ticks (and maybe one or two more).
 	breaks=$(stat_get walk_breaks)
 	cut=$(stat_get walk_cut)
-	cat $P/drain > /dev/null
+	# A drain waits for the tick in progress: bounded, and if it does not
+	# come back, what the sampler and the reader are doing is printed.
+	drain_or_say() {
+		timeout 120 cat $P/drain > "$1" && return 0
+		echo "drain did not return in 120 s; sampler kthread:"
+		cat /proc/"$(pgrep -x offsample | head -n1)"/stack
+		grep -E '^(ticks|tick_ns_last|walk_breaks|walk_cut) ' $P/stats
+		return 1
+	}
+	drain_or_say /dev/null
 	sleep 3
 	f=$BATS_TEST_TMPDIR/d
-	cat $P/drain > "$f"
+	drain_or_say "$f"
 	kill $(cat "$BATS_TEST_TMPDIR/pids")
 	rm "$BATS_TEST_TMPDIR/pids"
 	ticks=$(hdr_get ticks "$f")
