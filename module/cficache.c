@@ -66,9 +66,11 @@
 #define OFFS_CFICACHE_DUTY	4
 /*
  * Fingerprints of failed files whose entries were evicted: 8,192 sets of
- * 4, most recent first (256 KiB, allocated at load).  Four times the
- * entry bound: a loop of rebuilds would need that many failing files
- * mapped by sampled processes, and builds' CPU is bounded anyway.
+ * 4, most recent first (256 KiB, allocated at load), four times the entry
+ * bound.  A set holds four: with as many failing files mapped as there are
+ * entries, a few dozen sets get a fifth, and the file pushed out is built
+ * (and fails) once more when it comes back; more files, more of that.
+ * Those builds' CPU is bounded like any other's (the credit below).
  */
 #define OFFS_CFICACHE_FP_BITS	13
 #define OFFS_CFICACHE_FP_WAYS	4

@@ -222,7 +222,7 @@ cpu_of() {
 }
 
 @test "cfi bounds: a file that failed is not built again when its entry was evicted" {
-	local i p n=33 per=250 f0 k0 ev
+	local i p n=33 per=250 f0 f1 k0 ev
 	offs_load hz=10
 	# 8,250 files (the entry bound is 8,192), none of them ELF: each
 	# build fails at once.  33 processes map 250 each and wake every
@@ -252,7 +252,13 @@ cpu_of() {
 	echo "# then: $(stat_get cfi_failed) failed, $(stat_get cfi_evicted) evicted, $(stat_get cfi_failed_known) known" >&3
 	[ "$(stat_get cfi_evicted)" -gt $((ev + 1000)) ]
 	[ "$(stat_get cfi_failed_known)" -gt $((k0 + 1000)) ]
-	# Not one of them was built again.
-	assert_equal "$(stat_get cfi_failed)" "$f0"
+	# Hardly one of them was built again (0.5.10: every one it met again,
+	# tens of thousands here).  The fingerprints are a set-associative
+	# store of 8,192 sets of 4: 8,250 of them put five or more in a few
+	# dozen sets (Poisson, mean 1), and a file pushed out of its set is
+	# built once more when it comes back (CI, 6.1: 1 in 5 s).  At most 1%.
+	f1=$(stat_get cfi_failed)
+	echo "# built again: $((f1 - f0))" >&3
+	[ $((f1 - f0)) -le $((n * per / 100)) ]
 	[ "$(stat_get cfi_tables)" -le 8192 ]
 }
