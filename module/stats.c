@@ -34,6 +34,9 @@ struct offs_stats offs_stats;
 #define OFFS_SHOW_U64(f)	OFFS_SHOW(#f, READ_ONCE(offs_stats.f))
 #define OFFS_SHOW_ATOMIC(f)	OFFS_SHOW(#f, atomic64_read(&offs_stats.f))
 #define OFFS_SHOW_VALUE(name, val)	OFFS_SHOW(#name, val)
+/* The CFI cache's counters (cficache.h): cfi_FIELD, from its own struct. */
+#define OFFS_SHOW_CFI(f) \
+	OFFS_SHOW("cfi_" #f, READ_ONCE(offs_cficache_stats.f))
 /* FIELD_reason[]: one line per wait reason, FIELD_<reason>. */
 #define OFFS_SHOW_REASONS(field) \
 	offs_show_reasons(m, #field, offs_stats.field##_reason)
@@ -162,23 +165,20 @@ int offs_stats_show(struct seq_file *m, void *v)
 	OFFS_SHOW_VALUE(cfi_tables, cfi_ents);
 	OFFS_SHOW_VALUE(cfi_bytes, cfi_bytes);
 	OFFS_SHOW_VALUE(cfi_builds_pending, cfi_jobs);
-	OFFS_SHOW_VALUE(cfi_built, READ_ONCE(offs_cficache_stats.built));
-	OFFS_SHOW_VALUE(cfi_failed, READ_ONCE(offs_cficache_stats.failed));
-	OFFS_SHOW_VALUE(cfi_too_big, READ_ONCE(offs_cficache_stats.too_big));
-	OFFS_SHOW_VALUE(cfi_deferred, READ_ONCE(offs_cficache_stats.deferred));
-	OFFS_SHOW_VALUE(cfi_evicted, READ_ONCE(offs_cficache_stats.evicted));
-	OFFS_SHOW_VALUE(cfi_build_ns, READ_ONCE(offs_cficache_stats.build_ns));
-	OFFS_SHOW_VALUE(cfi_build_cpu_ns,
-			READ_ONCE(offs_cficache_stats.build_cpu_ns));
-	OFFS_SHOW_VALUE(cfi_build_cpu_max_ns,
-			READ_ONCE(offs_cficache_stats.build_cpu_max_ns));
+	OFFS_SHOW_CFI(built);
+	OFFS_SHOW_CFI(failed);
+	OFFS_SHOW_CFI(too_big);
+	OFFS_SHOW_CFI(deferred);
+	OFFS_SHOW_CFI(evicted);
+	OFFS_SHOW_CFI(build_ns);
+	OFFS_SHOW_CFI(build_cpu_ns);
+	OFFS_SHOW_CFI(build_cpu_max_ns);
 	OFFS_SHOW_VALUE(cfi_build_ms, READ_ONCE(offs_cfi_build_ms));
-	OFFS_SHOW_VALUE(cfi_over_work, READ_ONCE(offs_cficache_stats.over_work));
-	OFFS_SHOW_VALUE(cfi_over_time, READ_ONCE(offs_cficache_stats.over_time));
-	OFFS_SHOW_VALUE(cfi_cancelled, READ_ONCE(offs_cficache_stats.cancelled));
-	OFFS_SHOW_VALUE(cfi_throttled, READ_ONCE(offs_cficache_stats.throttled));
-	OFFS_SHOW_VALUE(cfi_failed_known,
-			READ_ONCE(offs_cficache_stats.failed_known));
+	OFFS_SHOW_CFI(over_work);
+	OFFS_SHOW_CFI(over_time);
+	OFFS_SHOW_CFI(cancelled);
+	OFFS_SHOW_CFI(throttled);
+	OFFS_SHOW_CFI(failed_known);
 	OFFS_SHOW_U64(wobj_dropped);
 	OFFS_SHOW_U64(wobj_fd_closed);
 	OFFS_SHOW_VALUE(blockers, READ_ONCE(offs_blockers));

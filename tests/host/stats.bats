@@ -37,6 +37,7 @@ internal() {
 names() {
 	perl -ne 'next if /^#define/ || m{^\s*(/\*|\*)};
 		print "$1\n" while /OFFS_SHOW_(?:U64|ATOMIC|VALUE)\((\w+)/g;
+		print "cfi_$1\n" while /OFFS_SHOW_CFI\((\w+)\)/g;
 		print "$1_<reason>\n" while /OFFS_SHOW_REASONS\((\w+)\)/g;' \
 		"$ROOT/module/stats.c"
 	echo version
