@@ -351,7 +351,7 @@ void offs_blk_note(struct task_struct *t, const struct offs_fxwait *fx,
 	t0 = local_clock();
 	OFFS_STAT_ADD(blocker_looked, 1);
 	/* No CFI map needed: only data is read. */
-	if (!offs_umm_enter_data(t)) {
+	if (!offs_uwin_enter_data(t)) {
 		OFFS_STAT_ADD(blocker_read_failed, 1);
 		goto out;
 	}

@@ -16,6 +16,7 @@
 #include <linux/string.h>
 
 #include "offsample.h"
+#include "cgroup.h"
 
 /*
  * Protects the target cgroup, its path and offs_cg_live.  A sleeping lock:

@@ -30,6 +30,7 @@
 
 #include "offsample.h"
 #include "stats.h"
+#include "classify.h"
 
 const char * const offs_reason_names[OFFS_R_NR] = {
 	[OFFS_R_IO] = "io",

@@ -20,6 +20,11 @@
 #include "ustack.h"
 #include "wobj.h"
 #include "cficache.h"
+#include "cgroup.h"
+#include "classify.h"
+#include "procfs.h"
+#include "sampler.h"
+#include "symcache.h"
 
 static int __init offs_init(void)
 {

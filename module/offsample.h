@@ -247,18 +247,6 @@ static inline u64 offs_task_cgid_rcu(struct task_struct *t)
 	return cgroup_id(task_dfl_cgroup(t));
 }
 
-/* cgroup.c */
-int offs_cgroup_init(void);
-int offs_cgroup_set(const char *path);
-int offs_cgroup_get_param(char *buf, size_t len);
-struct cgroup *offs_cgroup_target_get(void);
-void offs_cgroup_target_put(struct cgroup *cg);
-bool offs_task_in_cgroup(struct task_struct *t, struct cgroup *cg);
-struct cgroup_namespace;
-int offs_cgroup_path(u64 id, struct cgroup_namespace *ns, char *buf,
-		     size_t len);
-void offs_cgroup_exit(void);
-
 /* Context switches of t so far (bumped at every switch-out). */
 static inline unsigned long offs_ncsw(struct task_struct *t)
 {
@@ -279,48 +267,5 @@ static inline bool offs_task_ran(struct task_struct *t, unsigned long ncsw)
 		return true;
 	return offs_ncsw(t) != ncsw;
 }
-
-/* pin.c */
-enum offs_pin offs_pin_capture(struct task_struct *t, struct offs_sample *s,
-			       unsigned int max_depth);
-void offs_sample_names(struct task_struct *t, struct offs_sample *s);
-void offs_user_regs(struct task_struct *t, struct offs_sample *s);
-void offs_user_walk(struct task_struct *t, struct offs_sample *s);
-
-/* oncpu.c */
-enum offs_pin offs_oncpu_capture(struct task_struct *t, struct offs_sample *s,
-				 unsigned int max_depth);
-
-/* classify.c */
-int offs_classify_init(void);
-void offs_classify_exit(void);
-void offs_classify_flush(void);
-void offs_frames_info(const unsigned long *ips, unsigned int depth,
-		      struct offs_frames_info *info);
-enum offs_reason offs_reason_of(const struct offs_sample *s,
-				const struct offs_frames_info *info);
-
-/* symcache.c: entries kept at most (then it is emptied and refilled). */
-#define OFFS_SYM_MAX		65536
-
-int offs_symcache_init(void);
-void offs_symcache_exit(void);
-void offs_symcache_flush(void);
-int offs_sym_format(unsigned long addr, char *buf, size_t len);
-int offs_sym_format_pc(unsigned long addr, char *buf, size_t len);
-unsigned int offs_symcache_entries(void);
-
-/* procfs.c */
-int offs_procfs_init(void);
-void offs_procfs_exit(void);
-int offs_procfs_set_group(kgid_t gid);
-kgid_t offs_procfs_group(void);
-
-/* sampler.c */
-int offs_sampler_start(void);
-void offs_sampler_stop(void);
-void offs_sampler_kick(void);
-int offs_sampler_quiesce(void);
-u64 offs_sampler_cpu_ns(void);
 
 #endif /* OFFS_OFFSAMPLE_H */

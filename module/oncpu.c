@@ -36,6 +36,8 @@
 #include "offsample.h"
 #include "stats.h"
 #include "unwind.h"
+#include "oncpu.h"
+#include "pin.h"
 
 struct offs_oncpu_req {
 	struct task_struct *t;

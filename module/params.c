@@ -23,6 +23,9 @@
 #include "ustack.h"
 #include "wobj.h"
 #include "cficache.h"
+#include "cgroup.h"
+#include "procfs.h"
+#include "sampler.h"
 
 unsigned int offs_hz = 9;
 unsigned int offs_max_stacks = 8192;
@@ -53,27 +56,16 @@ static bool offs_live;
 #define OFFS_THREADS_RATE_MAX	10000000U
 
 /*
- * What one unit of max_stacks can pin at worst, as allocated (kmalloc
- * rounds up to its size classes): a kernel stack and a user stack of the
- * largest depth, a path of PATH_MAX, a wait object of the largest
- * description, and a record and a waiter -> holder edge in the current
- * generation and in each old one that readers may keep (max_retired for
- * root, as many for group=), with their hash buckets (table.c: up to two
- * per record, the count rounded up to a power of two, and an eighth as
- * many for edges; two per stack in the stack store).
+ * What one unit of max_stacks can pin at worst, as allocated: each
+ * subsystem says what its part of one distinct stack costs (the table
+ * with the generations readers may keep, a user stack, a path, a wait
+ * object).
  */
 static u64 offs_stack_cost(void)
 {
-	const u64 bucket = sizeof(struct hlist_head);
-
-	return offs_ksize(sizeof(struct offs_stack) +
-			  OFFS_MAX_DEPTH_LIMIT * sizeof(unsigned long)) +
-	       offs_ksize(offs_ustack_size(OFFS_MAX_DEPTH_LIMIT)) +
-	       offs_ksize(sizeof(struct offs_upath) + PATH_MAX) +
-	       offs_ksize(sizeof(struct offs_wobj) + 512) + 2 * bucket +
-	       (1 + 2 * OFFS_RETIRED_MAX) * (sizeof(struct offs_rec) +
-					     offs_ksize(sizeof(struct offs_edge)) +
-					     2 * bucket + bucket / 4);
+	return offs_table_unit_cost(OFFS_RETIRED_MAX) +
+	       offs_ustack_unit_cost() + offs_upath_unit_cost() +
+	       offs_wobj_unit_cost();
 }
 
 static u64 offs_ram_bytes(void)

@@ -34,7 +34,8 @@
 #include "offsample.h"
 #include "params.h"
 #include "unwind.h"
-#include "ustack.h"
+#include "umm.h"
+#include "pin.h"
 
 /* State letter of an off-CPU task; see docs/CLASSIFICATION.md. */
 static char offs_state_char(struct task_struct *t, unsigned int state,

@@ -42,6 +42,10 @@
 #include "ustack.h"
 #include "wobj.h"
 #include "blocker.h"
+#include "cgroup.h"
+#include "oncpu.h"
+#include "pin.h"
+#include "sampler.h"
 
 static struct task_struct *offs_sampler_task;
 static DECLARE_WAIT_QUEUE_HEAD(offs_sampler_wq);
@@ -55,7 +59,7 @@ static struct offs_rec **offs_fast_recs;	/* records with pending samples */
 static unsigned int offs_snap_cap;
 static unsigned long offs_ips[OFFS_MAX_DEPTH_LIMIT];
 static unsigned long offs_uips[OFFS_MAX_DEPTH_LIMIT];
-static char offs_wobj_buf[512];
+static char offs_wobj_buf[OFFS_WOBJ_MAX];
 
 #define OFFS_SNAP_MIN	1024U
 
@@ -287,7 +291,7 @@ static void offs_visit(unsigned int idx, unsigned int max_depth,
 	 */
 	if (READ_ONCE(offs_user_stacks) &&
 	    !(READ_ONCE(t->flags) & OFFS_PF_USER_WORKERS)) {
-		s.umm = offs_umm_enter(t);
+		s.umm = offs_uwin_enter(t);
 		s.uips = offs_uips;
 	}
 	t1 = s.timed ? local_clock() : 0;
@@ -480,7 +484,7 @@ static void offs_tick(void)
 		idx = offs_todo[k];
 		offs_visit(idx, max_depth, config_seq);
 		/* An exited process's memory is not kept for the tick. */
-		offs_umm_end_if_orphaned();
+		offs_uwin_end_if_orphaned();
 		/* From here on offs_snap[idx] is only compared (blocker.c). */
 		put_task_struct(offs_snap[idx]);
 		if ((k & 63) == 63)
@@ -490,7 +494,7 @@ static void offs_tick(void)
 	offs_table_fold(offs_fast_recs, w.nfast);
 	offs_blk_tick_end(offs_snap, offs_snap_out, w.n);
 	offs_critical_tick_end(offs_walk_whole(&w), w.ntodo);
-	offs_umm_end();
+	offs_uwin_end();
 	offs_root_leave();
 	/*
 	 * After a cut walk the threads not reached were not marked seen: keep

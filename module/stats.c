@@ -26,6 +26,8 @@
 #include "threadcache.h"
 #include "cficache.h"
 #include "ustack.h"
+#include "sampler.h"
+#include "symcache.h"
 
 struct offs_stats offs_stats;
 

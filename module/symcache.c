@@ -25,6 +25,8 @@
 
 #include "offsample.h"
 #include "stats.h"
+#include "classify.h"
+#include "symcache.h"
 
 #define OFFS_SYM_PENDING	256
 

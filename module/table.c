@@ -38,6 +38,7 @@
 #include "ustack.h"
 #include "wobj.h"
 #include "blocker.h"
+#include "classify.h"
 
 /* Stack store, current generation pointer and its contents. */
 DEFINE_MUTEX(offs_table_lock);
@@ -152,6 +153,27 @@ static void offs_stack_put(struct offs_stack *st)
 	offs_nstacks--;
 	offs_mem_add(-(long)offs_ksize(offs_stack_size(st->depth)));
 	kfree(st);
+}
+
+/*
+ * What one distinct stack can pin in the table at worst, as allocated
+ * (kmalloc rounds up to its size classes): a kernel stack of the largest
+ * depth with two buckets of the stack store, and a record and a waiter ->
+ * holder edge in the current generation and in each old one that readers
+ * may keep (retired for root, as many for group=), with their buckets (up
+ * to two per record, the count rounded up to a power of two, and an eighth
+ * as many for edges).
+ */
+u64 offs_table_unit_cost(unsigned int retired)
+{
+	const u64 bucket = sizeof(struct hlist_head);
+
+	return offs_ksize(sizeof(struct offs_stack) +
+			  OFFS_MAX_DEPTH_LIMIT * sizeof(unsigned long)) +
+	       2 * bucket +
+	       (1 + 2 * (u64)retired) * (sizeof(struct offs_rec) +
+					 offs_ksize(sizeof(struct offs_edge)) +
+					 2 * bucket + bucket / 4);
 }
 
 unsigned int offs_table_nstacks(void)

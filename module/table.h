@@ -46,6 +46,7 @@ struct offs_gen *offs_table_get_current_group(void);
 void offs_table_put_group(struct offs_gen *gen);
 struct offs_gen *offs_table_swap(bool keep);
 void offs_gen_put(struct offs_gen *gen);
+u64 offs_table_unit_cost(unsigned int retired);
 unsigned int offs_table_nstacks(void);
 unsigned int offs_table_retired(void);
 unsigned int offs_table_retired_group(void);

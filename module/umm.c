@@ -36,7 +36,7 @@
 #include "offsample.h"
 #include "params.h"
 #include "stats.h"
-#include "ustack.h"
+#include "umm.h"
 #include "ucfi.h"
 #include "cficache.h"
 
@@ -282,8 +282,18 @@ static int offs_umm_read(void *ctx, u64 addr, void *buf, size_t len)
 	return err ? -EFAULT : 0;
 }
 
-/* Leave the current window (and forget the files resolved in it). */
-void offs_umm_end(void)
+/*
+ * The address space entered last (offs_umm_use()), or NULL.  ustack.c's
+ * window decides when to leave it: threads come grouped by process, so
+ * consecutive threads share it.
+ */
+struct mm_struct *offs_umm_current(void)
+{
+	return offs_umm_cur;
+}
+
+/* Leave the current address space: its code map, then the mm itself. */
+void offs_umm_leave(void)
 {
 	offs_umaps_clear();
 	if (offs_umm_cur) {
@@ -292,59 +302,46 @@ void offs_umm_end(void)
 		mmput_async(offs_umm_cur);
 		offs_umm_cur = NULL;
 	}
-	/*
-	 * Last: both take offs_table_lock, which a reader may hold for a
-	 * while; the process's memory is let go first.
-	 */
-	offs_ustack_memo_clear();
-	offs_upath_memo_clear();
 }
 
 /*
- * Leave at once if we are the last user of the current address space (the
- * process exited meanwhile): holding it would keep its memory, its mapped
- * files and its executable's write lock until the end of the tick.
+ * Are we the last user of the current address space (the process exited
+ * meanwhile)?  Then it should be left at once: holding it would keep its
+ * memory, its mapped files and its executable's write lock until the end
+ * of the tick.
  */
-void offs_umm_end_if_orphaned(void)
+bool offs_umm_orphaned(void)
 {
-	if (offs_umm_cur && atomic_read(&offs_umm_cur->mm_users) <= 1)
-		offs_umm_end();
+	return offs_umm_cur && atomic_read(&offs_umm_cur->mm_users) <= 1;
 }
 
 /*
- * Enter t's address space to read its data (blocker.c); returns it, or
- * NULL if t has none (exiting).
+ * Enter t's address space (none is current: offs_umm_leave() first);
+ * returns it, or NULL if t has none (exiting).
  * Sleeps: get_task_mm() takes task_lock(t) for a moment, and switching
  * the mm is a context switch of our own.
  */
-struct mm_struct *offs_umm_enter_data(struct task_struct *t)
+struct mm_struct *offs_umm_use(struct task_struct *t)
 {
-	struct mm_struct *mm = READ_ONCE(t->mm);
+	struct mm_struct *mm;
 
-	if (!mm)
-		return NULL;
-	if (mm == offs_umm_cur)
-		return mm;
-	offs_umm_end();
+	if (WARN_ON_ONCE(offs_umm_cur))
+		offs_umm_leave();
 	mm = get_task_mm(t);
 	if (!mm)
 		return NULL;
-	offs_root_enter(t);
 	kthread_use_mm(mm);
 	offs_umm_cur = mm;
 	return mm;
 }
 
-/* The same, with the map of its code the unwinder needs (built once). */
-struct mm_struct *offs_umm_enter(struct task_struct *t)
+/* The map of the current address space's code the unwinder needs, once. */
+void offs_umm_map_code(void)
 {
-	struct mm_struct *mm = offs_umm_enter_data(t);
-
-	if (mm && !offs_umaps_built) {
-		offs_umaps_build(mm);
+	if (offs_umm_cur && !offs_umaps_built) {
+		offs_umaps_build(offs_umm_cur);
 		offs_umaps_built = true;
 	}
-	return mm;
 }
 
 /*

@@ -28,78 +28,73 @@
 #include "params.h"
 #include "stats.h"
 #include "table.h"
-#include "ustack.h"
+#include "upath.h"
 
 #define OFFS_UBUCKETS		4096
 #define OFFS_UMEMO		16
 
 static struct hlist_head offs_upath_buckets[OFFS_UBUCKETS];
-static unsigned int offs_nupaths;
+static struct offs_istore offs_upaths = {
+	.buckets = offs_upath_buckets,
+	.nbuckets = OFFS_UBUCKETS,
+};
+
+static_assert(offsetof(struct offs_upath, base) == 0);
 
 /* ---- interned paths (offs_table_lock held) ---- */
 
 void offs_upath_get(struct offs_upath *p)
 {
-	lockdep_assert_held(&offs_table_lock);
-	p->refs++;
+	offs_interned_get(&p->base);
 }
 
 void offs_upath_put(struct offs_upath *p)
 {
-	lockdep_assert_held(&offs_table_lock);
-	if (--p->refs)
-		return;
-	hlist_del(&p->node);
-	offs_nupaths--;
-	atomic64_sub(offs_ksize(sizeof(*p) + p->len + 1),
-		     &offs_stats.memory_bytes);
-	kfree(p);
+	if (offs_interned_unref(&p->base))
+		offs_istore_free(&offs_upaths, &p->base,
+				 sizeof(*p) + p->len + 1);
+}
+
+/* What one interned path of PATH_MAX takes, as allocated. */
+u64 offs_upath_unit_cost(void)
+{
+	return offs_ksize(sizeof(struct offs_upath) + PATH_MAX);
 }
 
 unsigned int offs_upath_count(void)
 {
-	return READ_ONCE(offs_nupaths);
+	return offs_istore_count(&offs_upaths);
 }
 
 static struct offs_upath *offs_upath_intern(const struct offs_upath *k,
 					    const char *path)
 {
-	struct hlist_head *head;
 	struct offs_upath *p;
 	size_t len = strlen(path);
 	u32 hash;
 
-	lockdep_assert_held(&offs_table_lock);
 	hash = jhash(path, len, jhash_3words(k->dev, (u32)k->ino,
 					     (u32)k->size, 0));
-	head = &offs_upath_buckets[hash % OFFS_UBUCKETS];
-	hlist_for_each_entry(p, head, node) {
-		if (p->hash == hash && p->dev == k->dev && p->ino == k->ino &&
-		    p->size == k->size &&
+	hlist_for_each_entry(p, offs_istore_bucket(&offs_upaths, hash),
+			     base.node) {
+		if (p->base.hash == hash && p->dev == k->dev &&
+		    p->ino == k->ino && p->size == k->size &&
 		    timespec64_equal(&p->mtime, &k->mtime) &&
 		    p->len == len && !memcmp(p->path, path, len)) {
-			p->refs++;
+			offs_interned_get(&p->base);
 			return p;
 		}
 	}
-	if (offs_nupaths >= READ_ONCE(offs_max_stacks)) {
-		OFFS_STAT_ADD(user_dropped, 1);
-		return NULL;
-	}
-	/* No lock of the sampled process is held: reclaim is allowed. */
-	p = kmalloc(sizeof(*p) + len + 1, GFP_KERNEL | __GFP_NOWARN);
+	/* Past max_stacks, or no memory. */
+	p = offs_istore_alloc(&offs_upaths, sizeof(*p) + len + 1);
 	if (!p) {
 		OFFS_STAT_ADD(user_dropped, 1);
 		return NULL;
 	}
 	*p = *k;
-	p->hash = hash;
-	p->refs = 1;
 	p->len = len;
 	memcpy(p->path, path, len + 1);
-	hlist_add_head(&p->node, head);
-	offs_nupaths++;
-	atomic64_add(offs_ksize(sizeof(*p) + len + 1), &offs_stats.memory_bytes);
+	offs_istore_add(&offs_upaths, &p->base, hash, sizeof(*p) + len + 1);
 	return p;
 }
 

@@ -37,36 +37,42 @@
 #define OFFS_UBUCKETS		4096
 
 static struct hlist_head offs_ustack_buckets[OFFS_UBUCKETS];
-static unsigned int offs_nustacks;
+static struct offs_istore offs_ustacks = {
+	.buckets = offs_ustack_buckets,
+	.nbuckets = OFFS_UBUCKETS,
+};
+
+static_assert(offsetof(struct offs_ustack, base) == 0);
 
 /* ---- interned stacks (offs_table_lock held) ---- */
 
 void offs_ustack_get(struct offs_ustack *us)
 {
-	lockdep_assert_held(&offs_table_lock);
-	us->refs++;
+	offs_interned_get(&us->base);
 }
 
 void offs_ustack_put(struct offs_ustack *us)
 {
 	unsigned int i;
 
-	lockdep_assert_held(&offs_table_lock);
-	if (--us->refs)
+	if (!offs_interned_unref(&us->base))
 		return;
 	for (i = 0; i < us->depth; i++)
 		if (us->frames[i].path)
 			offs_upath_put(us->frames[i].path);
-	hlist_del(&us->node);
-	offs_nustacks--;
-	atomic64_sub(offs_ksize(offs_ustack_size(us->depth)),
-		     &offs_stats.memory_bytes);
-	kfree(us);
+	offs_istore_free(&offs_ustacks, &us->base,
+			 offs_ustack_size(us->depth));
+}
+
+/* What one user stack of the largest depth takes, as allocated. */
+u64 offs_ustack_unit_cost(void)
+{
+	return offs_ksize(offs_ustack_size(OFFS_MAX_DEPTH_LIMIT));
 }
 
 unsigned int offs_ustack_count(void)
 {
-	return READ_ONCE(offs_nustacks);
+	return offs_istore_count(&offs_ustacks);
 }
 
 /* The interned stack with a reference for the caller, or NULL (counted). */
@@ -75,45 +81,35 @@ static struct offs_ustack *offs_ustack_intern(const struct offs_uframe *f,
 					      bool truncated)
 {
 	size_t bytes = depth * sizeof(*f);
-	struct hlist_head *head;
 	struct offs_ustack *us;
 	unsigned int i;
 	u32 hash;
 
-	lockdep_assert_held(&offs_table_lock);
 	hash = jhash(f, bytes, depth | (raced << 16) | (truncated << 17));
-	head = &offs_ustack_buckets[hash % OFFS_UBUCKETS];
-	hlist_for_each_entry(us, head, node) {
-		if (us->hash == hash && us->depth == depth &&
+	hlist_for_each_entry(us, offs_istore_bucket(&offs_ustacks, hash),
+			     base.node) {
+		if (us->base.hash == hash && us->depth == depth &&
 		    us->raced == raced && us->truncated == truncated &&
 		    !memcmp(us->frames, f, bytes)) {
-			us->refs++;
+			offs_interned_get(&us->base);
 			return us;
 		}
 	}
-	if (offs_nustacks >= READ_ONCE(offs_max_stacks)) {
-		OFFS_STAT_ADD(user_dropped, 1);
-		return NULL;
-	}
-	/* No lock of the sampled process is held: reclaim is allowed. */
-	us = kmalloc(offs_ustack_size(depth), GFP_KERNEL | __GFP_NOWARN);
+	/* Past max_stacks, or no memory. */
+	us = offs_istore_alloc(&offs_ustacks, offs_ustack_size(depth));
 	if (!us) {
 		OFFS_STAT_ADD(user_dropped, 1);
 		return NULL;
 	}
-	us->hash = hash;
 	us->depth = depth;
 	us->raced = raced;
 	us->truncated = truncated;
-	us->refs = 1;
 	memcpy(us->frames, f, bytes);
 	for (i = 0; i < depth; i++)
 		if (f[i].path)
 			offs_upath_get(f[i].path);
-	hlist_add_head(&us->node, head);
-	offs_nustacks++;
-	atomic64_add(offs_ksize(offs_ustack_size(depth)),
-		     &offs_stats.memory_bytes);
+	offs_istore_add(&offs_ustacks, &us->base, hash,
+			offs_ustack_size(depth));
 	return us;
 }
 
@@ -130,7 +126,7 @@ static struct offs_uframe offs_uframes[OFFS_MAX_DEPTH_LIMIT];
  * frame lies in the executable mappings copied for the window, which do
  * not change in it (offs_umm_snapshot()'s in_maps).  Only such whole
  * stacks are kept, each with a reference (offs_table_lock); the window's
- * end drops them (offs_ustack_memo_clear(), from offs_umm_end()).
+ * end drops them (offs_ustack_memo_clear(), from offs_uwin_end()).
  */
 #define OFFS_USMEMO_SLOTS	16
 #define OFFS_USMEMO_DEPTH	48
@@ -146,7 +142,7 @@ static struct offs_usmemo {
 static bool offs_usmemo_used;
 
 /* No lock held: takes offs_table_lock if a stack is kept. */
-void offs_ustack_memo_clear(void)
+static void offs_ustack_memo_clear(void)
 {
 	unsigned int i;
 
@@ -161,6 +157,63 @@ void offs_ustack_memo_clear(void)
 	}
 	mutex_unlock(&offs_table_lock);
 	offs_usmemo_used = false;
+}
+
+/*
+ * ---- the window (sampler kthread only) ----
+ *
+ * One process at a time: its address space (umm.c), its root (upath.c)
+ * and the memos of stacks and files resolved in it.  Threads come grouped
+ * by process, so consecutive threads share a window; entering another
+ * process's, or ending the tick, ends it.
+ */
+
+/* Leave the window; sleeps (offs_table_lock, fput()). */
+void offs_uwin_end(void)
+{
+	offs_umm_leave();
+	/*
+	 * Last: both take offs_table_lock, which a reader may hold for a
+	 * while; the process's memory is let go first.
+	 */
+	offs_ustack_memo_clear();
+	offs_upath_memo_clear();
+}
+
+/* Leave at once a window whose process exited meanwhile (umm.c). */
+void offs_uwin_end_if_orphaned(void)
+{
+	if (offs_umm_orphaned())
+		offs_uwin_end();
+}
+
+/*
+ * Enter t's window to read its data (blocker.c, and the capture below);
+ * returns its address space, or NULL if t has none (exiting).  Sleeps.
+ */
+struct mm_struct *offs_uwin_enter_data(struct task_struct *t)
+{
+	struct mm_struct *mm = READ_ONCE(t->mm);
+
+	if (!mm)
+		return NULL;
+	if (mm == offs_umm_current())
+		return mm;
+	offs_uwin_end();
+	mm = offs_umm_use(t);
+	if (mm)
+		offs_root_enter(t);
+	return mm;
+}
+
+/* The same, with the map of its code the unwinder needs (built once). */
+struct mm_struct *offs_uwin_enter(struct task_struct *t)
+{
+	struct mm_struct *mm = offs_uwin_enter_data(t);
+
+	if (mm)
+		offs_umm_map_code();
+	return mm;
 }
 
 /* The memo's slot for s's walk, or NULL where no answer may be kept. */
@@ -307,5 +360,5 @@ out:
 void offs_ustack_exit(void)
 {
 	WARN_ON(offs_usmemo_used);
-	WARN_ON(offs_nustacks || offs_upath_count());
+	WARN_ON(offs_ustack_count() || offs_upath_count());
 }

@@ -34,7 +34,7 @@
 #include "stats.h"
 #include "table.h"
 #include "wobj.h"
-#include "ustack.h"
+#include "upath.h"
 
 static const char * const offs_syscall_names[] = {
 #include "syscalls.h"
@@ -301,58 +301,55 @@ bool offs_wobj_describe(struct task_struct *t, const struct offs_sample *s,
 #define OFFS_WBUCKETS	1024
 
 static struct hlist_head offs_wobj_buckets[OFFS_WBUCKETS];
-static unsigned int offs_nwobjs;
+static struct offs_istore offs_wobjs = {
+	.buckets = offs_wobj_buckets,
+	.nbuckets = OFFS_WBUCKETS,
+};
+
+static_assert(offsetof(struct offs_wobj, base) == 0);
+
+/* What one wait object of the longest description takes, as allocated. */
+u64 offs_wobj_unit_cost(void)
+{
+	return offs_ksize(sizeof(struct offs_wobj) + OFFS_WOBJ_MAX);
+}
 
 struct offs_wobj *offs_wobj_intern(const char *str,
 				   const struct offs_wobj_addr *addr)
 {
 	size_t len = strlen(str);
-	struct hlist_head *head;
 	struct offs_wobj *w;
 	u32 hash;
 
-	lockdep_assert_held(&offs_table_lock);
 	hash = jhash(str, len, 0);
-	head = &offs_wobj_buckets[hash % OFFS_WBUCKETS];
-	hlist_for_each_entry(w, head, node) {
-		if (w->hash == hash && w->len == len &&
+	hlist_for_each_entry(w, offs_istore_bucket(&offs_wobjs, hash),
+			     base.node) {
+		if (w->base.hash == hash && w->len == len &&
 		    w->addr.at == addr->at && w->addr.len == addr->len &&
 		    w->addr.pid == addr->pid &&
 		    !memcmp(w->str, str, len)) {
-			w->refs++;
+			offs_interned_get(&w->base);
 			return w;
 		}
 	}
-	if (offs_nwobjs >= READ_ONCE(offs_max_stacks))
-		return NULL;
-	w = kmalloc(sizeof(*w) + len + 1, GFP_KERNEL | __GFP_NOWARN);
+	/* Past max_stacks, or no memory. */
+	w = offs_istore_alloc(&offs_wobjs, sizeof(*w) + len + 1);
 	if (!w)
 		return NULL;
-	w->hash = hash;
-	w->refs = 1;
 	w->len = len;
 	w->addr = *addr;
 	memcpy(w->str, str, len + 1);
-	hlist_add_head(&w->node, head);
-	offs_nwobjs++;
-	atomic64_add(offs_ksize(sizeof(*w) + len + 1), &offs_stats.memory_bytes);
+	offs_istore_add(&offs_wobjs, &w->base, hash, sizeof(*w) + len + 1);
 	return w;
 }
 
 void offs_wobj_get(struct offs_wobj *w)
 {
-	lockdep_assert_held(&offs_table_lock);
-	w->refs++;
+	offs_interned_get(&w->base);
 }
 
 void offs_wobj_put(struct offs_wobj *w)
 {
-	lockdep_assert_held(&offs_table_lock);
-	if (--w->refs)
-		return;
-	hlist_del(&w->node);
-	offs_nwobjs--;
-	atomic64_sub(offs_ksize(sizeof(*w) + w->len + 1),
-		     &offs_stats.memory_bytes);
-	kfree(w);
+	if (offs_interned_unref(&w->base))
+		offs_istore_free(&offs_wobjs, &w->base, sizeof(*w) + w->len + 1);
 }

@@ -6,18 +6,21 @@
 #include <linux/list.h>
 
 #include "offsample.h"
+#include "intern.h"
 
 /* An interned wait-object description, e.g. "pread64(/var/lib/x.db)". */
 struct offs_wobj {
-	struct hlist_node node;
-	u32 hash;
-	unsigned int refs;	/* under offs_table_lock */
+	struct offs_interned base;	/* first: intern.c frees it */
 	unsigned int len;
 	struct offs_wobj_addr addr;
 	char str[];
 };
 
+/* The longest description the sampler asks for (with its NUL). */
+#define OFFS_WOBJ_MAX		512
+
 const char *offs_syscall_name(long nr);
+u64 offs_wobj_unit_cost(void);
 bool offs_wobj_describe(struct task_struct *t, const struct offs_sample *s,
 			char *buf, size_t len, struct offs_wobj_addr *addr);
 struct offs_wobj *offs_wobj_intern(const char *str,

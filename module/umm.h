@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * umm.c: the sampler's window into a sampled process's address space, the
+ * leaf of the user-stack layers (it calls nothing above it):
+ *
+ *   ustack.c   interned user stacks, the capture, the window's lifetime
+ *     upath.c  files as the sampled process sees them (its root, paths)
+ *     umm.c    address space: enter/leave, the unwinding walk, snapshot
+ *       cficache.c, ucfi.c   compiled .eh_frame tables of mapped files
+ */
+#ifndef OFFS_UMM_H
+#define OFFS_UMM_H
+
+#include <linux/types.h>
+
+#include "offsample.h"
+
+struct file;
+struct mm_struct;
+
+enum offs_uframe_kind {
+	OFFS_UF_FILE,		/* path + file offset */
+	OFFS_UF_ANON,		/* anonymous executable memory (JIT): address */
+	OFFS_UF_HEAP,
+	OFFS_UF_STACK,
+	OFFS_UF_VDSO,		/* offset in the vDSO */
+	OFFS_UF_UNMAPPED,	/* no mapping at the address: address */
+	OFFS_UF_BUSY,		/* mmap lock busy, not translated: address */
+};
+
+/* Kinds whose offset is a raw user address (hidden from group= readers). */
+static inline bool offs_uframe_is_addr(unsigned long kind)
+{
+	return kind != OFFS_UF_FILE && kind != OFFS_UF_VDSO;
+}
+
+/*
+ * One frame as seen under the mmap lock, before anything is interned:
+ * a FILE frame holds a reference on the mapped file (get_file()), so the
+ * file can be resolved after the lock is dropped.
+ */
+struct offs_uframe_raw {
+	unsigned long addr;
+	unsigned long off;
+	unsigned long kind;
+	struct file *file;
+};
+
+/* Sampler kthread only. */
+struct mm_struct *offs_umm_current(void);
+struct mm_struct *offs_umm_use(struct task_struct *t);
+void offs_umm_map_code(void);
+bool offs_umm_orphaned(void);
+void offs_umm_leave(void);
+unsigned int offs_umm_walk(const struct offs_sample *s, unsigned long *ips,
+			   unsigned int max, bool *truncated,
+			   unsigned long *fault_addr, bool *pending);
+int offs_umm_snapshot(struct mm_struct *mm, const unsigned long *ips,
+		      unsigned int n, unsigned long fault_addr,
+		      struct offs_uframe_raw *raw, bool *faulted, bool *in_maps);
+void offs_umm_release(struct offs_uframe_raw *raw, unsigned int n);
+
+#endif /* OFFS_UMM_H */
