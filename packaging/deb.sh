@@ -36,7 +36,7 @@ cp -a "$TOP/VERSION" "$TOP/dkms.conf" "$TOP/debian" "$STAGE/"
 mkdir -p "$STAGE/module" "$STAGE/packaging" "$STAGE/flamegraph" "$STAGE/docs"
 cp -a "$TOP"/module/*.[ch] "$TOP/module/Kbuild" "$TOP/module/probe.sh" "$TOP/module/probes" "$STAGE/module/"
 rm -f "$STAGE/module/syscalls.h" "$STAGE/module/features.h" "$STAGE"/module/*.mod.c
-cp -a "$TOP/packaging/dkms.mk" "$TOP/packaging/install.sh" \
+cp -a "$TOP/packaging/dkms.mk" "$TOP/packaging/install.sh" "$TOP/packaging/inline-reader.pl" \
 	"$TOP/packaging/offsample.modprobe.conf" "$STAGE/packaging/"
 cp -a "$TOP/tools" "$STAGE/"
 cp -a "$TOP/flamegraph/offsample-flamegraph" "$STAGE/flamegraph/"

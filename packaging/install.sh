@@ -312,8 +312,20 @@ inst() {
 }
 
 install_tools() {
-	local f sec
-	while read -r f; do inst 755 "$f" "$SBINDIR/${f##*/}"; done < <(tool_files)
+	local f sec one
+	# A stand-alone tool (a "# BEGIN reader" block) gets the stacks
+	# reader put inline: one file that works alone, copied anywhere.
+	one=$(mktemp) || die "cannot make a temporary file"
+	while read -r f; do
+		if grep -q '^# BEGIN reader' "$f"; then
+			perl "$TOP/packaging/inline-reader.pl" "$f" "$TOP/tools/lib/OffsampleStacks.pm" "$VERSION" > "$one" ||
+				{ rm -f "$one"; die "cannot put the reader inline in ${f##*/}"; }
+			inst 755 "$one" "$SBINDIR/${f##*/}"
+		else
+			inst 755 "$f" "$SBINDIR/${f##*/}"
+		fi
+	done < <(tool_files)
+	rm -f "$one"
 	while read -r f; do inst 644 "$f" "$SHAREDIR/lib/${f##*/}"; done < <(lib_files)
 	# What --version of every tool prints.
 	inst 644 "$TOP/VERSION" "$SHAREDIR/VERSION"

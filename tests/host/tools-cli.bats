@@ -644,15 +644,45 @@ EOF
 	assert_output --partial 'data-n="cron"'
 	run -0 env -i PATH=/usr/bin:/bin "$T/links/offsample" report "$SMALL"
 	assert_line "# samples: 1000"
-	# Collapser found on PATH when not next to the CLI.
+	# Collapser found on PATH when not next to the CLI (as installed:
+	# the reader inline, see the next test).
 	rm "$p/sbin/stackcollapse-offsample"
 	mkdir "$T/pathbin"
-	cp "$SCO" "$T/pathbin/"
+	perl "$ROOT/packaging/inline-reader.pl" "$SCO" "$ROOT/tools/lib/OffsampleStacks.pm" 9.9.9 > "$T/pathbin/stackcollapse-offsample"
+	chmod 755 "$T/pathbin/stackcollapse-offsample"
 	run -0 env -i PATH="$T/pathbin:/usr/bin:/bin" "$T/links/offsample" collapse "$SMALL"
 	assert_line "sleep;cron;entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_clock_nanosleep;common_nsleep;hrtimer_nanosleep;do_nanosleep;schedule;__schedule 100"
 	run --separate-stderr env -i PATH=/usr/bin:/bin "$T/links/offsample" collapse "$SMALL"
 	assert_failure 1
 	assert_regex "$stderr" "^offsample collapse: stackcollapse-offsample not found"
+}
+
+@test "stand-alone tools: installed with the stacks reader inline, each works alone; a checkout copy alone says where the reader is" {
+	local t out=$T/alone
+	mkdir -p "$out" "$T/raw"
+	DESTDIR=$T/dest PREFIX=/usr MODULE=none run -0 "$ROOT/packaging/install.sh" install
+	for t in stackcollapse-offsample offsample-symbolize stackcollapse-procstat; do
+		# One file: no reader block to find, the reader's code inside.
+		run -1 grep -c '^use OffsampleStacks' "$T/dest/usr/sbin/$t"
+		run -0 grep -c '^package OffsampleStacks;' "$T/dest/usr/sbin/$t"
+		cp "$T/dest/usr/sbin/$t" "$out/"
+		run -0 "$out/$t" --version
+		assert_output "$t $(cat "$ROOT/VERSION")"
+		# A copy of the checkout's file alone: a message, exit 1.
+		cp "$ROOT/tools/$t" "$T/raw/"
+		run --separate-stderr "$T/raw/$t" --version
+		assert_failure 1
+		assert_output ""
+		assert_equal "$stderr" "$t: OffsampleStacks.pm is neither in $T/raw/lib nor in $T/raw/../share/offsample/lib: run it from the checkout, or copy the installed one (make install puts the reader inline)"
+	done
+	# The same output as the checkout's tools, errors included.
+	assert_equal "$("$out/stackcollapse-offsample" --pid --wobj "$D61")" "$("$SCO" --pid --wobj "$D61")"
+	assert_equal "$("$out/stackcollapse-offsample" --cgroup "$V2S")" "$("$SCO" --cgroup "$V2S")"
+	assert_equal "$("$out/stackcollapse-procstat" "$SFIX/workload-threads-6.1.0.txt")" "$("$SCP" "$SFIX/workload-threads-6.1.0.txt")"
+	assert_equal "$("$out/offsample-symbolize" --no-cache "$V2S")" "$("$ROOT/tools/offsample-symbolize" --no-cache "$V2S")"
+	run --separate-stderr "$out/stackcollapse-offsample" "$T/none"
+	assert_failure 1
+	assert_equal "$stderr" "stackcollapse-offsample: cannot read $T/none: no such file or directory"
 }
 
 @test "flamegraph gives our renderer --colors=offcpu, the title and kernel frames with _[k]" {

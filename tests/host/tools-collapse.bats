@@ -278,7 +278,7 @@ EOF
 	assert_equal "$stderr" "stackcollapse-offsample: unknown option: bogus (see --help)"
 	run --separate-stderr "$SCO" "$T/nonexistent"
 	assert_failure 1
-	assert_equal "$stderr" "stackcollapse-offsample: cannot open $T/nonexistent: no such file or directory"
+	assert_equal "$stderr" "stackcollapse-offsample: cannot read $T/nonexistent: no such file or directory"
 	run --separate-stderr "$SCO" "$T"
 	assert_failure 1
 	assert_equal "$stderr" "stackcollapse-offsample: $T: is a directory"
@@ -393,7 +393,7 @@ EOF
 	assert_equal "$stderr" "stackcollapse-procstat: unknown option: frobnicate (see --help)"
 	run --separate-stderr "$SCP" "$T/none"
 	assert_failure 1
-	assert_equal "$stderr" "stackcollapse-procstat: cannot open $T/none: no such file or directory"
+	assert_equal "$stderr" "stackcollapse-procstat: cannot read $T/none: no such file or directory"
 }
 
 @test "stackcollapse-procstat: output rendered by our renderer (offcpu palette sees reasons)" {

@@ -1,8 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# OffsampleStacks - the reader of the offsample stacks format (format v1
-# and v2, docs/FORMAT.md), shared by the tools in this directory
-# (offsample-lib.pl, offsample-pprof.pl).  Not a user command.
+# OffsampleStacks - the reader of the offsample stacks format (formats v1
+# to v3, docs/FORMAT.md), and the errors and version of every tool: the
+# one place that knows the format's lines.  Used by the tools in this
+# directory (offsample-lib.pl, offsample-pprof.pl, offsample-select.pl)
+# and by the stand-alone ones (stackcollapse-offsample,
+# offsample-symbolize), which find it next to them (tools/lib) or in an
+# installed tree (PREFIX/share/offsample/lib).  Not a user command.
 #
 # Errors are die()d as one line ending in "\n"; the callers turn them
 # into their own messages.  Perl 5, core modules only.
@@ -12,7 +16,8 @@ use strict;
 use warnings;
 use Exporter qw(import);
 
-our @EXPORT_OK = qw(parse kfunc ufunc frames renumber_edge @V1 fail fail_on_die);
+our @EXPORT_OK = qw(parse kfunc ufunc frames renumber_edge @V1 fail fail_on_die
+	version open_input line_kind column_index);
 
 # ---------------------------------------------------------------- errors
 
@@ -40,9 +45,69 @@ sub fail_on_die {
 	};
 }
 
-# ---------------------------------------------------------------- reader
+# version(): the version installation wrote into a tool that carries this
+# reader inline (packaging/inline-reader.pl), else the VERSION file of the
+# checkout (tools/lib/../../VERSION) or of the installed tree
+# (share/offsample/lib/../VERSION), else "unknown".
+our $VERSION_INLINE;
+sub version {
+	return $VERSION_INLINE if defined $VERSION_INLINE;
+	(my $dir = __FILE__) =~ s{/[^/]*\z}{};
+	$dir = '.' if $dir eq __FILE__;
+	for my $f ("$dir/../../VERSION", "$dir/../VERSION") {
+		open(my $fh, '<', $f) or next;
+		my $v = <$fh> // '';
+		chomp $v;
+		return $v if $v ne '';
+	}
+	return 'unknown';
+}
+
+# ---------------------------------------------------------------- lines
 
 our @V1 = qw(count reason state pid tid comm tname kstack);
+
+# open_input(FILE): a read handle on FILE ("-": standard input); dies
+# with "cannot read FILE: why" or "FILE: is a directory".
+sub open_input {
+	my ($file) = @_;
+	return \*STDIN if $file eq '-';
+	die "$file: is a directory\n" if -d $file;
+	open(my $fh, '<', $file) or die 'cannot read ' . $file . ': ' . lc("$!") . "\n";
+	return $fh;
+}
+
+# line_kind(LINE): what a line of a stacks file is (a trailing newline
+# is allowed), as (KIND, VALUES...):
+#   ('gen', FORMAT)            "# offsample stacks vN": a generation starts
+#   ('columns', [NAMES], RAW)  "# columns: count reason ...": the layout
+#   ('edge', FIELDS)           "# blocker: wrec=1<TAB>...": a waiter->holder edge
+#   ('header', NAME, VALUE)    "# name: value"
+#   ('comment')                any other "#" line
+#   ('blank')                  an empty line
+#   ('record')                 anything else: TAB-separated fields
+sub line_kind {
+	my ($line) = @_;
+	return ('blank') if $line =~ /^\r?\n?\z/;
+	return ('record') if substr($line, 0, 1) ne '#';
+	return ('gen', $1) if $line =~ /^# offsample stacks v(\d+)/;
+	return ('edge', $1) if $line =~ /^# blocker: (.*?)\r?\n?\z/s;
+	return ('columns', [split ' ', $1], $1) if $line =~ /^# columns:\s*(.*?)\s*\z/s;
+	return ('header', $1, $2) if $line =~ /^# ([A-Za-z0-9_-]+):\s?(.*?)\s*\z/s;
+	return ('comment');
+}
+
+# column_index(NAMES): { name => index } (the first of a repeated name);
+# column_index(@V1) before a "# columns:" line.
+sub column_index {
+	my %col;
+	for my $i (0 .. $#_) {
+		$col{$_[$i]} //= $i;
+	}
+	return \%col;
+}
+
+# ---------------------------------------------------------------- reader
 
 # parse(FILES) -> { gens => [hdr hashes], recs => [record hashes], bad => n }
 # A file may hold several generations (concatenated files).  A record's
@@ -53,42 +118,34 @@ sub parse {
 	my (@gens, @recs);
 	my $bad = 0;
 	for my $file (@files) {
-		my $fh;
-		if ($file eq '-') {
-			$fh = \*STDIN;
-		} elsif (-d $file) {
-			die "$file: is a directory\n";
-		} elsif (!open($fh, '<', $file)) {
-			my $why = lc "$!";
-			die "cannot open $file: $why\n";
-		}
-		my %col;
-		@col{@V1} = (0 .. $#V1);
+		my $fh = open_input($file);
+		my %col = %{column_index(@V1)};
 		my $g;
 		while (my $line = <$fh>) {
 			$line =~ s/\r?\n\z//;
-			next if $line eq '';
-			if ($line =~ /^# offsample stacks v(\d+)/) {
-				$g = { format => $1, file => $file, extra => [] };
+			my ($kind, @v) = line_kind($line);
+			next if $kind eq 'blank';
+			if ($kind eq 'gen') {
+				$g = { format => $v[0], file => $file, extra => [] };
 				push @gens, $g;
-				%col = ();
-				@col{@V1} = (0 .. $#V1);
+				%col = %{column_index(@V1)};
 				next;
 			}
-			if ($line =~ /^#/) {
+			if ($kind ne 'record') {
+				next unless $g;
 				# Waiter -> holder edges (module 0.3): TAB-separated
 				# name=value fields, records named by their id.
-				if ($g && $line =~ /^# blocker: (.*)\z/) {
-					my %e = map { /^([a-z]+)=(.*)\z/s ? ($1, $2) : () } split /\t/, $1;
+				if ($kind eq 'edge') {
+					my %e = map { /^([a-z]+)=(.*)\z/s ? ($1, $2) : () } split /\t/, $v[0];
 					push @{$g->{edges}}, \%e if defined $e{samples} && $e{samples} =~ /^\d+\z/;
 					next;
 				}
-				next unless $g && $line =~ /^# ([A-Za-z0-9_-]+):\s?(.*?)\s*\z/;
-				my ($k, $v) = ($1, $2);
+				@v = ('columns', $v[1]) if $kind eq 'columns';
+				next unless $kind eq 'columns' || $kind eq 'header';
+				my ($k, $v) = @v;
 				if ($k eq 'columns') {
-					%col = ();
 					my @n = split /\s+/, $v;
-					for my $i (0 .. $#n) { $col{$n[$i]} //= $i; }
+					%col = %{column_index(@n)};
 					$g->{has}{$_} = 1 for @n;
 				}
 				push @{$g->{extra}}, [$k, $v] unless exists $g->{$k};

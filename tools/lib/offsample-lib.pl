@@ -17,7 +17,7 @@ use warnings;
 use Getopt::Long qw(GetOptionsFromArray :config no_ignore_case bundling no_auto_abbrev);
 use FindBin;
 use lib $FindBin::RealBin;
-use OffsampleStacks qw(parse kfunc ufunc frames renumber_edge @V1 fail fail_on_die);
+use OffsampleStacks qw(parse kfunc ufunc frames renumber_edge @V1 fail fail_on_die line_kind column_index);
 use OffsampleText qw(getopts @REASONS letter rank tag pct utc uniq_join summary secs);
 use OffsampleReport qw(cmd_report);
 use OffsampleBlockers qw(cmd_blockers);
@@ -38,13 +38,14 @@ sub cmd_needsym {
 		open(my $fh, '<', $file) or next;
 		my ($ucol, $done);
 		while (my $line = <$fh>) {
-			if ($line =~ /^#/) {
-				if ($line =~ /^# offsample stacks v\d+/) {
+			my ($kind, @v) = line_kind($line);
+			if ($kind ne 'record' && $kind ne 'blank') {
+				if ($kind eq 'gen') {
 					($ucol, $done) = (undef, 0);
-				} elsif ($line =~ /^# symbolized:/) {
+				} elsif ($kind eq 'header' && $v[0] eq 'symbolized') {
 					$done = 1;
-				} elsif ($line =~ /^# columns:\s*(.*?)\s*$/) {
-					my @n = split /\s+/, $1;
+				} elsif ($kind eq 'columns') {
+					my @n = @{$v[0]};
 					($ucol) = grep { $n[$_] eq 'ustack' } 0 .. $#n;
 				}
 				next;
@@ -155,21 +156,17 @@ sub cmd_filter {
 		$keep{$_} = 1 for grep { /^\d+\z/ } split /[\s,]+/, $o{pids};
 	}
 	my (@hdr, @recs, @edges, %newid);
-	my %col;
-	@col{@V1} = (0 .. $#V1);
+	my %col = %{column_index(@V1)};
 	my ($nrec, $nsamp, $allrec, $allsamp) = (0, 0, 0, 0);
 	while (my $line = <STDIN>) {
+		my ($kind, @v) = line_kind($line);
 		# Edges name records by position: renumbered below, after them.
-		if ($line =~ /^# blocker: /) {
+		if ($kind eq 'edge') {
 			push @edges, $line;
 			next;
 		}
-		if ($line =~ /^#/) {
-			if ($line =~ /^# columns:\s*(.*?)\s*$/) {
-				%col = ();
-				my @n = split /\s+/, $1;
-				for my $i (0 .. $#n) { $col{$n[$i]} //= $i; }
-			}
+		if ($kind ne 'record' && $kind ne 'blank') {
+			%col = %{column_index(@{$v[0]})} if $kind eq 'columns';
 			push @hdr, $line;
 			next;
 		}
@@ -186,7 +183,7 @@ sub cmd_filter {
 		$nsamp += $c if $c =~ /^\d+$/;
 		push @recs, $line;
 	}
-	fail(1, "drain output is empty") unless @hdr && $hdr[0] =~ /^# offsample stacks v\d+/;
+	fail(1, "drain output is empty") unless @hdr && (line_kind($hdr[0]))[0] eq 'gen';
 	my @add = map { "# $_\n" } @{$o{header} // []};
 	if ($filter) {
 		# An edge stays if its waiter's record did; a holder's record

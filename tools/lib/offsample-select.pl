@@ -31,7 +31,7 @@ use warnings;
 use Getopt::Long qw(GetOptionsFromArray :config no_ignore_case no_auto_abbrev);
 use FindBin;
 use lib $FindBin::RealBin;
-use OffsampleStacks qw(renumber_edge @V1 fail fail_on_die);
+use OffsampleStacks qw(renumber_edge @V1 fail fail_on_die open_input line_kind column_index);
 
 fail_on_die($ENV{OFFSAMPLE_PROG} || 'offsample');
 
@@ -140,29 +140,22 @@ my (@gens, $g, %col, $fi);
 my $matched = 0;
 my $nrecs = 0;
 for my $file (@files) {
-	my $fh;
-	if ($file eq '-') {
-		$fh = \*STDIN;
-	} elsif (-d $file) {
-		fail(1, "$file: is a directory");
-	} elsif (!open($fh, '<', $file)) {
-		fail(1, "cannot open $file: " . lc "$!");
-	}
+	my $fh = open_input($file);
 	my $name = $labels[$fi++ // 0] // ($file eq '-' ? 'standard input' : $file);
 	undef $g;
 REC:	while (my $line = <$fh>) {
-		if ($line =~ /^# offsample stacks v(\d+)/) {
+		my ($kind, @v) = line_kind($line);
+		if ($kind eq 'gen') {
 			# lines: header and kept records in their order ("# file:"
 			# lines come between records).
-			$g = { file => $name, format => $1, lines => [$line], nrec => 0,
+			$g = { file => $name, format => $v[0], lines => [$line], nrec => 0,
 			       all => 0 };
 			push @gens, $g;
-			%col = ();
-			@col{@V1} = (0 .. $#V1);
+			%col = %{column_index(@V1)};
 			next;
 		}
 		next unless $g;		# before any header: not ours, dropped
-		if ($line =~ /^# blocker: /) {
+		if ($kind eq 'edge') {
 			# An edge names records by id (their position): renumber,
 			# and keep it only if its waiter's record was kept.
 			my $e = renumber_edge($line, $g->{newid} // {});
@@ -172,12 +165,8 @@ REC:	while (my $line = <$fh>) {
 			}
 			next;
 		}
-		if ($line =~ /^#/) {
-			if ($line =~ /^# columns:\s*(.*?)\s*$/) {
-				%col = ();
-				my @n = split /\s+/, $1;
-				for my $i (0 .. $#n) { $col{$n[$i]} //= $i; }
-			}
+		if ($kind ne 'record' && $kind ne 'blank') {
+			%col = %{column_index(@{$v[0]})} if $kind eq 'columns';
 			push @{$g->{lines}}, $line;
 			next;
 		}
