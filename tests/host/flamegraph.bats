@@ -122,22 +122,22 @@ rgb() { echo "$1" | sed -E 's/rgb\(([0-9]+),([0-9]+),([0-9]+)\)/\1 \2 \3/'; }
 	[ -z "$output" ]
 }
 
-@test "all-invalid input (garbage): not folded stacks, exit 2, empty stdout" {
+@test "all-invalid input (garbage): not folded stacks, exit 1, empty stdout" {
 	run --separate-stderr "$FG" <<< $'no count here\na;b x\n12\na;b -3\na;b 1e5'
-	assert_failure 2
+	assert_failure 1
 	[ -z "$output" ]
 	[[ $stderr == *'offsample-flamegraph: ignored 5 lines with invalid format'* ]]
 	[[ $stderr == *'input is not folded stacks: no line of the form "frame;frame COUNT"'* ]]
 }
 
-@test "a raw offsample stacks file is refused (exit 2), not drawn from its header numbers" {
+@test "a raw offsample stacks file is refused (exit 1), not drawn from its header numbers" {
 	# Its "# start: 1700000000.000" line would otherwise be a stack.
 	run --separate-stderr "$FG" "$ROOT/tests/fixtures/stacks/workload-drain-v2-6.1.0.txt"
-	assert_failure 2
+	assert_failure 1
 	[ -z "$output" ]
 	[[ $stderr == *'workload-drain-v2-6.1.0.txt: an offsample stacks file, not folded stacks; collapse it first'* ]]
 	run --separate-stderr "$FG" < "$ROOT/tests/fixtures/stacks/workload-drain-6.12.117.txt"
-	assert_failure 2
+	assert_failure 1
 	[[ $stderr == *'-: an offsample stacks file, not folded stacks'* ]]
 }
 

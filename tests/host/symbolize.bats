@@ -147,6 +147,8 @@ mkstacks() {
 		record 2 '[vdso]+0x9f0;[anon]+0x7f3a1c000000;[heap]+0x55d0c0de0000;[stack]+0x7ffd00001000;[unmapped]+0x10;[busy]+0x7f3a1c0008c0;[raced]'
 		printf '1\tio\tD\t-\t-\tkworker/0:1\t-\tio_schedule+0x42/0x70\t-\t-\t/\n'
 	} > "$1"
+	# The header's samples and records are what the file holds.
+	"$BATS_TEST_DIRNAME/../lib/restamp-stacks" "$1"
 }
 
 @test "--help: usage on stdout, exit 0; bad option: one line, exit 2" {
@@ -185,14 +187,14 @@ mkstacks() {
 	assert_line "# symbolized: offsample-symbolize on $(uname -n)"
 }
 
-@test "input that is not offsample stacks (folded stacks, garbage): exit 2, nothing on stdout" {
+@test "input that is not offsample stacks (folded stacks, garbage): exit 1, nothing on stdout" {
 	printf 'a;b;c 3\nx;y 1\n' > "$T/folded"
 	run --separate-stderr "$SYM" "$T/folded"
-	assert_failure 2
+	assert_failure 1
 	assert_output ""
 	assert_equal "$stderr" "offsample-symbolize: $T/folded: not offsample stacks (line 1: no \"# offsample stacks\" header before it)"
 	run --separate-stderr "$SYM" <<< $'hello\nworld'
-	assert_failure 2
+	assert_failure 1
 	assert_output ""
 	assert_equal "$stderr" 'offsample-symbolize: standard input: not offsample stacks (line 1: no "# offsample stacks" header before it)'
 }

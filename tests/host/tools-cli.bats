@@ -417,6 +417,7 @@ EOF
 	assert_equal "$stderr" "offsample report: $T/missing: no such file"
 	# A valid but empty generation is not an error.
 	head -n 16 "$SMALL" > "$T/nogen"
+	"$ROOT/tests/lib/restamp-stacks" "$T/nogen"
 	run -0 "$OFFS" report "$T/nogen"
 	assert_line "No samples."
 	OFFSAMPLE_PROC=$T/absent run --separate-stderr "$OFFS" report

@@ -240,6 +240,7 @@ EOF
 		printf '1\tio\tD\t-\t-\ta\t-\tio_schedule+0x1/0x2\t%s\t-\t/\n' \
 			'f+0x1 (liba.so);/usr/lib/liba.so+0x10 (replaced);/usr/lib/x y/libb.so (deleted)+0x20 (missing);/opt/c+0x30;[busy]+0x7f00;[truncated]'
 	} > "$T/kinds"
+	"$ROOT/tests/lib/restamp-stacks" "$T/kinds"
 	run -0 "$SCO" --user-only "$T/kinds"
 	assert_output "io;a;[truncated];[busy];c+0x30;libb.so (deleted)+0x20 (missing);liba.so+0x10 (replaced);f 1"
 	run -0 "$SCO" --user-only --offsets --dso "$T/kinds"

@@ -206,6 +206,7 @@ folded_of() {
 
 @test "offsample diff: folded BEFORE AFTER counts, red grew and blue shrank in the SVG" {
 	sed 's/^300\tlock/100\tlock/; s/^150\tio/400\tio/; /\tcron\t/d' "$SMALL" > "$T/after"
+	"$ROOT/tests/lib/restamp-stacks" "$T/after"
 	run -0 "$OFFS" diff --folded "$SMALL" "$T/after"
 	assert_equal "${#lines[@]}" 7
 	assert_line "lock;app;entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_futex;do_futex;futex_wait;futex_wait_queue;schedule;__schedule 500 300"

@@ -17,7 +17,8 @@ use warnings;
 use Exporter qw(import);
 
 our @EXPORT_OK = qw(parse kfunc ufunc frames renumber_edge @V1 fail fail_on_die
-	version open_input line_kind column_index);
+	version open_input line_kind column_index
+	tally_new tally_line tally_end damage);
 
 # ---------------------------------------------------------------- errors
 
@@ -105,6 +106,109 @@ sub column_index {
 		$col{$_[$i]} //= $i;
 	}
 	return \%col;
+}
+
+# ---------------------------------------------------------------- damage
+
+# A file cut short (a copy interrupted, a disk full) or damaged still
+# parses: its generations' headers say how much they hold.  A tally
+# follows a file line by line and, at the end of each generation, holds
+# what was read against the header's samples, records and blockers.  A
+# drain's header is exact; the live stacks file (source: stacks) may
+# hold more than its header (the sampler counted on while it was read),
+# never less.  A record is counted as parse() counts one (a count, a
+# reason and a kernel stack field).  A last line without its newline was
+# cut.
+#
+#   my $t = tally_new($label);
+#   tally_line($t, $line) for each line;   # as read, newline included
+#   my @problems = tally_end($t);          # one message per damage
+#
+# Readers that tell the user about damage (stackcollapse-offsample, the
+# offsample command before it reads its inputs) skip the check when
+# OFFSAMPLE_CHECKED is set: the offsample command has checked the inputs
+# it hands them already.
+
+sub tally_new {
+	my ($label) = @_;
+	return { label => $label, gen => undef, problems => [], last => "\n", n => 0,
+		 col => column_index(@V1) };
+}
+
+sub _tally_gen_end {
+	my ($t) = @_;
+	my $g = $t->{gen} or return;
+	$t->{gen} = undef;
+	my $h = $g->{hdr};
+	my $live = ($h->{source} // '') eq 'stacks';
+	my @bad;
+	for my $k (['samples', 'sum', 'samples'], ['records', 'nrec', 'records'],
+		   ['blockers', 'nedge', 'blocker lines']) {
+		my ($name, $got, $what) = @$k;
+		next unless defined $h->{$name} && $h->{$name} =~ /^\d+\z/;
+		my $want = $h->{$name};
+		if ($g->{$got} < $want) {
+			push @bad, "$g->{$got} of its $want $what";
+		} elsif ($g->{$got} > $want && !$live) {
+			push @bad, "$g->{$got} $what where its header says $want";
+		}
+	}
+	push @bad, 'no "# columns:" line (cut in its header)'
+		if !$g->{columns} && $g->{format} >= 2 && !$g->{nrec};
+	return unless @bad;
+	my $where = defined $h->{generation} && $h->{generation} =~ /^\d+\z/
+		? "generation $h->{generation}" : "generation at line $g->{line}";
+	push @{$t->{problems}}, "$t->{label}: cut short or damaged: $where holds " . join(', ', @bad);
+}
+
+sub tally_line {
+	my ($t, $line) = @_;
+	$t->{n}++;
+	$t->{last} = $line;
+	my ($kind, @v) = line_kind($line);
+	if ($kind eq 'gen') {
+		_tally_gen_end($t);
+		$t->{gen} = { format => $v[0], hdr => {}, sum => 0, nrec => 0, nedge => 0,
+			      line => $t->{n} };
+		$t->{col} = column_index(@V1);
+		return;
+	}
+	my $g = $t->{gen} or return;
+	if ($kind eq 'columns') {
+		$t->{col} = column_index(@{$v[0]});
+		$g->{columns} = 1;
+	} elsif ($kind eq 'header') {
+		$g->{hdr}{$v[0]} //= $v[1];
+	} elsif ($kind eq 'edge') {
+		$g->{nedge}++;
+	} elsif ($kind eq 'record') {
+		(my $l = $line) =~ s/\r?\n\z//;
+		my @f = split /\t/, $l, -1;
+		my ($ci, $ri, $ki) = @{$t->{col}}{qw(count reason kstack)};
+		return if !defined $ci || !defined $ri || !defined $ki
+		    || @f <= $ki || @f <= $ci || @f <= $ri
+		    || $f[$ci] !~ /^\d+\z/ || $f[$ri] !~ /^[^\s;]+\z/;
+		$g->{nrec}++;
+		$g->{sum} += $f[$ci];
+	}
+}
+
+sub tally_end {
+	my ($t) = @_;
+	_tally_gen_end($t);
+	push @{$t->{problems}}, "$t->{label}: cut short: its last line has no end (line $t->{n})"
+		if $t->{n} && $t->{last} !~ /\n\z/;
+	return @{$t->{problems}};
+}
+
+# damage(LABEL, FILE): the problems tally_end() finds in FILE.
+sub damage {
+	my ($label, $file) = @_;
+	my $fh = open_input($file);
+	my $t = tally_new($label);
+	tally_line($t, $_) while <$fh>;
+	close $fh if $file ne '-';
+	return tally_end($t);
 }
 
 # ---------------------------------------------------------------- reader

@@ -58,6 +58,7 @@ symbolize_inputs() {
 FILTERS=()	# offsample-select.pl options
 WSECONDS=0	# --seconds
 NOSYM=0		# --no-symbolize
+FORCE=0		# --force
 
 # help_read: the part of a reading command's help about them.
 help_read() {
@@ -86,6 +87,9 @@ Weights:
                          rates without it get a warning
   --no-symbolize         leave user frames not named yet as PATH+0xOFFSET
                          (default: named by offsample-symbolize)
+  --force                read a file cut short or damaged (fewer records or
+                         samples than its header says, a last line cut):
+                         a warning instead of exit 1
 HELP
 }
 
@@ -115,6 +119,7 @@ read_opt() {
 	--user-only | --kernel-only) FILTERS+=("$1"); SHIFTN=1 ;;
 	--seconds) WSECONDS=1; SHIFTN=1 ;;
 	--no-symbolize) NOSYM=1; SHIFTN=1 ;;
+	--force) FORCE=1; SHIFTN=1 ;;
 	*) return 1 ;;
 	esac
 	case " ${FILTERS[*]-} " in
@@ -185,6 +190,16 @@ gather_inputs() {
 		fi
 		RAW+=("$f")
 	done
+	# A file cut short or damaged stops here (--force: a warning), named
+	# as the user named it; the helpers below need not check again.
+	local chk=() j
+	for j in "${!RAW[@]}"; do chk+=("${LABELS[$j]}" "${RAW[$j]}"); done
+	if [ $FORCE = 1 ]; then
+		lib check --force "${chk[@]}" || exit 1
+	else
+		lib check "${chk[@]}" || exit 1
+	fi
+	export OFFSAMPLE_CHECKED=1
 	if [ ${#FILTERS[@]} -gt 0 ]; then
 		local lab=()
 		for f in "${LABELS[@]}"; do lab+=(--label "$f"); done

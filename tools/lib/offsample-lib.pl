@@ -17,7 +17,7 @@ use warnings;
 use Getopt::Long qw(GetOptionsFromArray :config no_ignore_case bundling no_auto_abbrev);
 use FindBin;
 use lib $FindBin::RealBin;
-use OffsampleStacks qw(parse kfunc ufunc frames renumber_edge @V1 fail fail_on_die line_kind column_index);
+use OffsampleStacks qw(parse kfunc ufunc frames renumber_edge @V1 fail fail_on_die line_kind column_index damage);
 use OffsampleText qw(getopts @REASONS letter rank tag pct utc uniq_join summary secs);
 use OffsampleReport qw(cmd_report);
 use OffsampleBlockers qw(cmd_blockers);
@@ -401,7 +401,24 @@ sub cmd_hdr {
 	return 1;
 }
 
-my %CMD = (report => \&cmd_report, top => \&cmd_top, filter => \&cmd_filter,
+# check [--force] LABEL FILE ...: a file cut short or damaged (see
+# OffsampleStacks' tally) stops the command, naming the file as the user
+# did (LABEL) and what is wrong; with --force each problem is a warning
+# and the command reads what is there.
+sub cmd_check {
+	my @a = @_;
+	my $force = @a && $a[0] eq '--force' ? shift @a : undef;
+	fail(2, "check: LABEL FILE pairs expected") if @a % 2;
+	while (my ($label, $file) = splice(@a, 0, 2)) {
+		my @p = damage($label, $file);
+		next unless @p;
+		fail(1, "$p[0] (--force reads what is there)") unless $force;
+		print STDERR "$OffsampleStacks::PROG: warning: $_; reading what is there (--force)\n" for @p;
+	}
+	return 0;
+}
+
+my %CMD = (report => \&cmd_report, check => \&cmd_check, top => \&cmd_top, filter => \&cmd_filter,
 	title => \&cmd_title, status => \&cmd_status, prune => \&cmd_prune,
 	hdr => \&cmd_hdr, needsym => \&cmd_needsym, blockers => \&cmd_blockers);
 my $c = shift @ARGV // '';
