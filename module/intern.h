@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * intern.c: hash-consed objects (user stacks, paths, wait objects): one
- * copy of each distinct value, shared by reference count.  Everything here
- * runs under offs_table_lock.
+ * copy of each distinct value, shared by reference count.  Everything but
+ * offs_istore_count() (a statistic) runs under offs_table_lock.
  *
  * An interned type starts with struct offs_interned and has a store of its
  * own; it compares its values itself while it walks a bucket:

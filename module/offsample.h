@@ -7,7 +7,8 @@
  *     -> pin.c      pin a thread, read its state, unwind its kernel stack
  *     -> classify.c state + syscall + frame names -> wait reason
  *     -> table.c    hash-consed stacks, (reason, state, comm, stack) -> count
- *   procfs.c        prints tables and threads, symbols from symcache.c
+ *   proc_stacks.c, proc_threads.c  print tables and threads (procfs.c
+ *                   makes the files), symbols from symcache.c
  */
 #ifndef OFFS_OFFSAMPLE_H
 #define OFFS_OFFSAMPLE_H

@@ -21,6 +21,7 @@
 #include "blocker.h"
 #include "threadcache.h"
 #include "ustack.h"
+#include "upath.h"
 #include "wobj.h"
 #include "cficache.h"
 #include "cgroup.h"

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * procfs.c - /proc/offsample: the only code that prints.
+ * procfs.c - /proc/offsample: with proc_stacks.c and proc_threads.c, the
+ * only code that prints.
  *
  *   stacks   the current generation, one record per line (docs/FORMAT.md)
  *   drain    same format; opening it starts a new generation, atomically

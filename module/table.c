@@ -858,7 +858,7 @@ int offs_table_quiesce(void)
 	return 0;
 }
 
-/* ---- iteration for readers (procfs.c) ---- */
+/* ---- iteration for readers (proc_stacks.c) ---- */
 
 /*
  * Position the iterator on record number pos (0-based, insertion order)

@@ -21,11 +21,9 @@
 #include <linux/fs_struct.h>
 #include <linux/path.h>
 #include <linux/dcache.h>
-#include <linux/slab.h>
 #include <linux/jhash.h>
 
 #include "offsample.h"
-#include "params.h"
 #include "stats.h"
 #include "table.h"
 #include "upath.h"
@@ -200,9 +198,9 @@ void offs_root_exit(void)
  * resolved to, so that the threads of one process do not resolve
  * libc.so.6 once each.  Each slot holds a reference on its file and on
  * its path: an equal file pointer is the same open file, never a new one
- * at a recycled address.  Emptied when the sampler leaves the address
- * space (umm.c), because the same file could be named differently from
- * another process's root.
+ * at a recycled address.  Emptied when the sampler's window on a process
+ * ends (offs_uwin_end(), ustack.c), because the same file could be named
+ * differently from another process's root.
  */
 static struct {
 	unsigned int n;

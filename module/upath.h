@@ -4,7 +4,6 @@
 #define OFFS_UPATH_H
 
 #include <linux/types.h>
-#include <linux/list.h>
 #include <linux/time64.h>
 
 #include "intern.h"

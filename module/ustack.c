@@ -24,7 +24,6 @@
  */
 #include <linux/sched.h>
 #include <linux/mm.h>
-#include <linux/slab.h>
 #include <linux/jhash.h>
 #include <linux/sched/clock.h>
 

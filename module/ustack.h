@@ -2,8 +2,10 @@
 /*
  * ustack.c: user stacks of other threads, interned, and the capture that
  * ties the user-stack layers together (umm.h draws them); it owns the
- * window: one process's address space (umm.c) and root (upath.c), and the
- * memos of what was resolved in it, entered and left together.
+ * window: one process's address space (umm.c) and root (upath.c), entered
+ * together, and the memos of what was resolved in it, dropped with the
+ * address space when the window ends (the root is kept until another
+ * process's is entered or the tick ends).
  */
 #ifndef OFFS_USTACK_H
 #define OFFS_USTACK_H

@@ -22,7 +22,6 @@
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/net.h>
-#include <linux/slab.h>
 #include <linux/jhash.h>
 #include <linux/string.h>
 #include <linux/limits.h>
@@ -30,7 +29,6 @@
 #include <asm/unistd.h>
 
 #include "offsample.h"
-#include "params.h"
 #include "stats.h"
 #include "table.h"
 #include "wobj.h"
@@ -196,7 +194,7 @@ static bool offs_describe_fd(struct task_struct *t, unsigned int fd,
  * wait4(pid) and waitid(idtype, id): which children.  A process or group
  * id is numbered in the waiter's pid namespace: it is kept as the initial
  * namespace numbers it (addr->pid), for each reader to see it as its own
- * namespace does (procfs.c); "-" if no such process (any more).
+ * namespace does (proc_stacks.c); "-" if no such process (any more).
  */
 static void offs_wait_describe(struct task_struct *t,
 			       const struct offs_sample *s, const char *name,
@@ -249,7 +247,7 @@ static void offs_wait_describe(struct task_struct *t,
 	rcu_read_unlock();
 	n = snprintf(buf, len, "%s(%s ", name, what);
 	k = nr > 0 && (size_t)n < len ? snprintf(buf + n, len - n, "%d", nr) : 0;
-	/* Marked only if whole: procfs.c reads [at, at + len) of the string. */
+	/* Marked only if whole: proc_stacks.c reads [at, at + len) of it. */
 	if (k && (size_t)(n + k) < len) {
 		addr->at = n;
 		addr->len = k;
@@ -283,7 +281,7 @@ bool offs_wobj_describe(struct task_struct *t, const struct offs_sample *s,
 			snprintf(obj, sizeof(obj), "fd %lu", s->args[arg]);
 		snprintf(buf, len, "%s(%s)", name, obj);
 	} else if (offs_is_futex(s->syscall)) {
-		/* A user address: hidden from group= readers (procfs.c). */
+		/* A user address: hidden from group= readers (proc_stacks.c). */
 		n = snprintf(buf, len, "%s(", name);
 		addr->at = n;
 		addr->len = snprintf(buf + n, len - n, "0x%lx", s->args[0]);
