@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Install what the build, the tests and the demo need, idempotently.
 #
-#   tests/lib/deps.sh [GROUP...]     groups: build vm test browser bench all
+#   tests/lib/deps.sh [GROUP...]     groups: build vm test browser metrics bench all
 #
 # Debian packages are only requested when missing (no network access at all
 # when everything is present).  Safe to run repeatedly, from CI (no stdin)
@@ -23,6 +23,10 @@ need_group() {
 			util-linux procps binutils libc6-dbg elfutils golang-go) ;;
 	browser)
 		want_apt+=(chromium nodejs npm) ;;
+	metrics)
+		# prometheus-node-exporter and promtool are unpacked into
+		# build/deps (below), not installed: no service is started.
+		want_apt+=(curl) ;;
 	bench)
 		want_apt+=(linux-perf bpfcc-tools) ;;
 	rt)
@@ -80,6 +84,29 @@ for g in "$@"; do
 			python3 -m pip install -q virtme-ng >&2 ||
 				python3 -m pip install -q --break-system-packages virtme-ng >&2
 			hash -r
+		fi
+		;;
+	metrics)
+		# Debian's node_exporter and promtool, unpacked (dpkg -x) into
+		# build/deps/prometheus once per package version: the tests
+		# start node_exporter themselves on a loopback port.
+		top=$(cd "$(dirname "$0")/../.." && pwd)
+		pdir=$top/build/deps/prometheus
+		want="$(apt-cache policy prometheus-node-exporter prometheus 2>/dev/null | sed -n 's/^  Candidate: //p' | tr '\n' ' ')"
+		if [ ! -x "$pdir/ne/usr/bin/prometheus-node-exporter" ] ||
+		   [ ! -x "$pdir/prom/usr/bin/promtool" ] ||
+		   [ "$(cat "$pdir/.versions" 2>/dev/null)" != "$want" ]; then
+			echo "deps.sh: unpacking prometheus-node-exporter and promtool into $pdir" >&2
+			rm -rf "$pdir"
+			mkdir -p "$pdir/debs"
+			if ! (cd "$pdir/debs" && apt-get download -q prometheus-node-exporter prometheus >&2 2>/dev/null); then
+				apt-get update -qq >&2
+				(cd "$pdir/debs" && apt-get download -q prometheus-node-exporter prometheus >&2)
+			fi
+			dpkg -x "$pdir"/debs/prometheus-node-exporter_*.deb "$pdir/ne"
+			dpkg -x "$pdir"/debs/prometheus_*.deb "$pdir/prom"
+			rm -rf "$pdir/debs"
+			printf '%s' "$want" > "$pdir/.versions"
 		fi
 		;;
 	browser)
