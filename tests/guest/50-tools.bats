@@ -110,8 +110,13 @@ teardown() {
 	done
 	grep -Eq 'data-n="(anon_)?pipe_read"' "$T/out.svg"
 	grep -Eq 'data-n="(futex_wait_queue|futex_wait_queue_me|__futex_wait|futex_do_wait)"' "$T/out.svg"
-	# The title comes from the header.
-	grep -q "Off-CPU time: $(uname -n), $KREL, " "$T/out.svg"
+	# The title comes from the header, and says whether running threads
+	# (reason cpu, oncpu=1) are in it.
+	if [ "$(sum_counts "$REC" '$2 == "cpu"')" -gt 0 ]; then
+		grep -q "Off- and on-CPU time: $(uname -n), $KREL, " "$T/out.svg"
+	else
+		grep -q "Off-CPU time: $(uname -n), $KREL, " "$T/out.svg"
+	fi
 }
 
 # bats test_tags=once-1

@@ -550,6 +550,16 @@ prefix_with_symbolizer() {
 	run -0 grep -c 'idle 59.9%' "$T/out.svg"
 }
 
+@test "flamegraph: the default title says on-CPU time is in it when running threads were sampled" {
+	run -0 "$OFFS" flamegraph "$SFIX/oncpu-spin-v3-6.12.117.txt"
+	assert_output --partial '>Off- and on-CPU time: virtme-ng, 6.12.117+deb12-amd64, '
+	refute_output --partial '>Off-CPU time:'
+	run -0 "$OFFS" flamegraph --reason sleep "$SFIX/oncpu-spin-v3-6.12.117.txt"
+	assert_output --partial '>Off-CPU time: virtme-ng, 6.12.117+deb12-amd64, '
+	run -0 "$OFFS" flamegraph --critical "$SFIX/oncpu-crit-v3-6.12.117.txt"
+	assert_output --partial '>Critical path (GAPP weights): virtme-ng, '
+}
+
 @test "flamegraph: -o FILE, --title, collapse options, renderer options after --" {
 	run --separate-stderr "$OFFS" flamegraph -o "$T/g.svg" --title "My graph" --no-comm "$SMALL" -- --width 1600 --reverse
 	assert_success

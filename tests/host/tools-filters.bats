@@ -221,6 +221,10 @@ folded_of() {
 	run -0 "$OFFS" diff -o "$T/d.svg" "$SMALL" "$T/after"
 	run -0 grep -c '<svg' "$T/d.svg"
 	grep -q 'Off-CPU time: .*small-v1.stacks -&gt; .*after' "$T/d.svg"
+	# No reason legend: the colours say grew or shrank, not why.
+	run -1 grep -c 'id="legend"' "$T/d.svg"
+	run -0 "$OFFS" flamegraph -o "$T/plain.svg" "$T/after"
+	run -0 grep -c 'id="legend"' "$T/plain.svg"
 	local io lock
 	io=$(grep -A3 '<title>__schedule_\[k\] (400 samples' "$T/d.svg" | grep -o 'fill="rgb([0-9,]*)"' | head -n1)
 	lock=$(grep -A3 '<title>__schedule_\[k\] (300 samples' "$T/d.svg" | grep -o 'fill="rgb([0-9,]*)"' | head -n1)

@@ -28,7 +28,9 @@ reason's share of the samples.
                       --colors=offcpu (hue per wait reason);
                       flamegraph.pl: Brendan Gregg's, from $FLAMEGRAPH_DIR
                       or PATH, with --colors=io
-  --title TEXT        title (default: "Off-CPU time: HOST, KERNEL, DURATION")
+  --title TEXT        title (default: "Off-CPU time: HOST, KERNEL, DURATION",
+                      "Off- and on-CPU time: ..." when running threads were
+                      sampled too)
   --show LIST         add frames: pid, tid, tname, cgroup, wobj, dso; and
                       the frame options of collapse: --no-reason --no-comm
                       --tname --wobj --sep --offsets --dso --no-modules
@@ -150,6 +152,7 @@ cmd_flamegraph() {
 		cname="critical weight"
 		case $title in
 		"Off-CPU time"*) title="Critical path (GAPP weights)${title#Off-CPU time}" ;;
+		"Off- and on-CPU time"*) title="Critical path (GAPP weights)${title#Off- and on-CPU time}" ;;
 		esac
 	fi
 	if [ $blk = 1 ]; then
@@ -157,6 +160,7 @@ cmd_flamegraph() {
 		[ ${#COPTS[@]} = 0 ] || usage_error "--blockers takes no frame options"
 		case $title in
 		"Off-CPU time"*) title="Blockers: waiter -- holder${title#Off-CPU time}" ;;
+		"Off- and on-CPU time"*) title="Blockers: waiter -- holder${title#Off- and on-CPU time}" ;;
 		esac
 		lib blockers --folded -- "${INPUTS[@]}" > "$t/folded" || exit 1
 		[ -s "$t/folded" ] || die "no waiter -> holder edges in the input (see offsample blockers)"

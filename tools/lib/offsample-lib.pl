@@ -221,7 +221,11 @@ sub cmd_title {
 	} else {
 		my $dur = $s->{duration};
 		my $ds = $dur >= 100 ? sprintf('%.0f s', $dur) : sprintf('%.1f s', $dur);
-		printf "Off-CPU time: %s, %s, %s\n", $s->{host}, $s->{kernel}, $ds;
+		# Running threads are sampled too (reason cpu, module 0.4): then
+		# the graph is not of off-CPU time alone.
+		my $what = (grep { $_->{reason} eq 'cpu' } @{$d->{recs}})
+			? 'Off- and on-CPU time' : 'Off-CPU time';
+		printf "%s: %s, %s, %s\n", $what, $s->{host}, $s->{kernel}, $ds;
 	}
 	return 0;
 }
