@@ -491,6 +491,10 @@ prefix_with_symbolizer() {
 }
 
 @test "collapse, report, flamegraph: a failing or missing symbolizer loses nothing: raw frames, one warning" {
+	# Temporary files in a folder of this test's own, so that another
+	# offsample process on the machine cannot be taken for a leftover.
+	export TMPDIR=$T/tmp
+	mkdir "$TMPDIR"
 	prefix_with_symbolizer 'echo "offsample-symbolize: something broke" >&2; echo partial; exit 1'
 	run --separate-stderr "$P/sbin/offsample" collapse "$V2S"
 	assert_success
@@ -515,17 +519,17 @@ prefix_with_symbolizer() {
 	assert_equal "$stderr" ""
 	# Missing altogether (and not on PATH).
 	rm "$P/bin/offsample-symbolize"
-	run --separate-stderr env -i PATH=/usr/bin:/bin "$P/sbin/offsample" collapse "$V2S"
+	run --separate-stderr env -i PATH=/usr/bin:/bin TMPDIR="$TMPDIR" "$P/sbin/offsample" collapse "$V2S"
 	assert_success
 	assert_equal "$stderr" "offsample collapse: warning: offsample-symbolize not found; user frames are not named (--no-symbolize skips this)"
 	assert_equal "$output" "$("$SCO" "$V2S")"
 	# Found in bin/ of an installed tree.
 	cp "$ROOT/tools/offsample-symbolize" "$P/bin/"
-	run --separate-stderr env -i PATH=/usr/bin:/bin "$P/sbin/offsample" collapse "$V2S"
+	run --separate-stderr env -i PATH=/usr/bin:/bin TMPDIR="$TMPDIR" "$P/sbin/offsample" collapse "$V2S"
 	assert_equal "$stderr" ""
 	assert_line --partial ";app+0x2a05 (missing);"
-	# The temporary files are gone.
-	run -0 find "${TMPDIR:-/tmp}" -maxdepth 1 -name 'offsample.*' -newer "$T/f.svg"
+	# The temporary files are gone: every command above used TMPDIR.
+	run -0 find "$TMPDIR" -mindepth 1
 	assert_output ""
 }
 

@@ -444,10 +444,17 @@ EOF
 		printf '# columns: count reason state pid tid comm tname kstack ustack wobj cgroup\n'
 		printf '10\tsleep\tS\t-\t-\tosw-top\t-\t__schedule+0x1/0x2;do_nanosleep+0x7b/0x140\t%s+%s\tnanosleep\t/\n' "$bin" "$off"
 	} > "$FP/stacks"
+	# Its temporary folder goes with it (before 0.6.2 the symbolizer
+	# step's trap replaced top's and the folder stayed in TMPDIR).
+	export TMPDIR=$T/tmp
+	mkdir "$TMPDIR"
 	run -0 "$OFFS" top -n 1
 	assert_output --regexp '\[Z\] osw-top +do_nanosleep < wait_here \(osw-top\)'
 	run -0 "$OFFS" top -n 1 --no-symbolize
 	assert_output --partial "do_nanosleep < $bin+$off"
+	run -0 "$OFFS" top -n 2 -i 0.1
+	run -0 find "$TMPDIR" -mindepth 1
+	assert_output ""
 }
 
 @test "top: deltas between two reads; a new generation is shown alone with a note" {

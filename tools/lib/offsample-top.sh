@@ -30,14 +30,15 @@ EOF
 
 # ------------------------------------------------------------ top
 
-TOP_TTY=0 TOP_STTY= TOP_TMPDIR=
+TOP_TTY=0 TOP_STTY=
+# The terminal back as it was, then work_exit (the temporary folder).
 top_exit() {
 	local rc=$?
 	if [ $TOP_TTY = 1 ]; then
 		[ -z "$TOP_STTY" ] || stty "$TOP_STTY" < /dev/tty 2>/dev/null || true
 		printf '\033[?25h\033[?1049l' 2>/dev/null || true
 	fi
-	[ -z "$TOP_TMPDIR" ] || rm -rf -- "$TOP_TMPDIR"
+	[ -z "$WORK" ] || rm -rf -- "$WORK"
 	exit "$rc"
 }
 
@@ -65,8 +66,11 @@ cmd_top() {
 	if [ -t 1 ] && [ -t 0 ] && [ -r /dev/tty ]; then
 		TOP_TTY=1
 	fi
-	TOP_TMPDIR=$(mktemp -d "${TMPDIR:-/tmp}/offsample-top.XXXXXX" 2>/dev/null) ||
-		die "cannot create a temporary directory in ${TMPDIR:-/tmp}"
+	# One temporary folder, the one the symbolizer step uses too
+	# (work_dir); top_exit replaces work_exit's trap.  (Before 0.6.2 top
+	# made a folder of its own, and the symbolizer step's trap replaced
+	# top's: the folder was left behind in TMPDIR at every run.)
+	work_dir
 	trap top_exit EXIT
 	trap 'exit 0' INT TERM HUP
 	if [ $TOP_TTY = 1 ]; then
@@ -74,7 +78,7 @@ cmd_top() {
 		stty -echo -icanon < /dev/tty 2>/dev/null || true
 		printf '\033[?1049h\033[?25l'
 	fi
-	local t=$TOP_TMPDIR n=0 width=0 prev=() frame key last now
+	local t=$WORK n=0 width=0 prev=() frame key last now
 	last=${EPOCHREALTIME/./}
 	while :; do
 		cat -- "$PROC/stacks" > "$t/cur" 2>/dev/null || die "cannot read $PROC/stacks"
