@@ -318,8 +318,14 @@ teardown() {
 	# Raw in the file: file + offset frames (their "# file:" identity
 	# lines are checked by 55-user.bats).
 	run -0 grep -c "	$TOP/build/offsample-ustack+0x[0-9a-f]*;" "$T/us.stacks"
-	# Named in the flame graph, made after the process exited.
-	run --separate-stderr "$OFFS" flamegraph -o "$T/us.svg" "$T/us.stacks"
+	# Named after the process exited, once: the commands below see the
+	# "# symbolized:" line and do not run the symbolizer again (each
+	# run costs seconds under emulation; that each command names the
+	# frames by itself is tested on the host, symbolize.bats).
+	"$TOP/tools/offsample-symbolize" "$T/us.stacks" > "$T/us.sym"
+	run -0 grep -c '^# symbolized: ' "$T/us.sym"
+	run -0 grep -c '	[^	]*do_pread+0x[0-9a-f]* (offsample-ustack);' "$T/us.sym"
+	run --separate-stderr "$OFFS" flamegraph -o "$T/us.svg" "$T/us.sym"
 	assert_success
 	assert_equal "$stderr" ""
 	cp "$T/us.svg" "$ARTIFACTS/tools-ustack-$KREL.svg" 2>/dev/null || true
@@ -329,15 +335,15 @@ teardown() {
 		grep -q "data-n=\"$f\"" "$T/us.svg" || { echo "no frame $f"; return 1; }
 	done
 	# Callers above callees, user frames between the process and the kernel.
-	run -0 "$OFFS" collapse "$T/us.stacks"
+	run -0 "$OFFS" collapse "$T/us.sym"
 	assert_line --regexp '^io;osw-ustack;(.*;)?worker_io;do_pread;entry_SYSCALL_64_after_hwframe;.*;__schedule [0-9]+$'
 	assert_line --regexp '^lock;osw-ustack;(.*;)?worker_lock;take_lock;entry_SYSCALL_64_after_hwframe;.*;__schedule [0-9]+$'
 	# The report: the system calls, user frames after "--".
-	run -0 "$OFFS" report "$T/us.stacks"
+	run -0 "$OFFS" report "$T/us.sym"
 	assert_line --regexp '^      wobj: .*pread64 [0-9]+'
 	assert_line --regexp '^      do_pread \(offsample-ustack\)$'
 	assert_line --regexp '^      worker_lock \(offsample-ustack\)$'
-	run -0 "$OFFS" report --by wobj "$T/us.stacks"
+	run -0 "$OFFS" report --by wobj "$T/us.sym"
 	assert_line --regexp '^  futex +[0-9]+ +[0-9.]+% +[0-9.]+  \[L\]'
 }
 
