@@ -61,6 +61,20 @@ setup() {
 	assert_output 'offsample critical: warning: no critical samples: no process had between 1 and critical_pct% of its threads active at a tick'
 }
 
+@test "critical --folded: the same stacks and weights as \"STACK WEIGHT\" lines flamegraph.pl reads" {
+	run -0 "$OFFS" critical --no-symbolize "$CRIT"
+	local ranked=$output
+	run -0 "$OFFS" critical --folded --no-symbolize "$CRIT"
+	# flamegraph.pl's input regex takes every line; the order is kept.
+	run -0 grep -cvP "$FOLDED_RE" <<< "$output" || true
+	assert_output 0
+	run -0 "$OFFS" critical --folded --no-symbolize "$CRIT"
+	assert_equal "$(awk '{ w = $NF; sub(/ [^ ]*$/, ""); print w "\t" $0 }' <<< "$output")" "$ranked"
+	printf '%s\n' "$output" > "$T/crit.folded"
+	run -0 "$FG" --countname weight "$T/crit.folded"
+	assert_output --partial 'data-n="ocp_crit_section"'
+}
+
 @test "critical: --seconds refused, v2 input refused with the reason" {
 	run -2 "$OFFS" critical --seconds "$CRIT"
 	assert_output --partial 'criticality is a weight, not a time'

@@ -8,7 +8,7 @@
 
 help_critical() {
 	cat <<'EOF'
-Usage: offsample critical [--keep-reason] [FRAME OPTIONS] [FILTERS]
+Usage: offsample critical [--keep-reason] [--folded] [FRAME OPTIONS] [FILTERS]
                           [--no-symbolize] [FILE...]
 
 Where a process runs serialized: GAPP's criticality ranking (Zhou et al.,
@@ -34,6 +34,8 @@ Needs stacks format v3 (module 0.4 or later) with on-CPU sampling on
 the same weights.
 
   --keep-reason    keep the reason (cpu, sched) as the root frame
+  --folded         "FOLDED STACK WEIGHT" lines, the input of flamegraph.pl
+                   and of other flame graph tools (highest weight first)
 
 Frame options are collapse's (--no-comm, --show LIST, --offsets, --dso,
 ...; see offsample collapse --help).
@@ -52,12 +54,13 @@ EOF
 # ------------------------------------------------------------ critical
 
 cmd_critical() {
-	local files=() c reason=0
+	local files=() c reason=0 folded=0
 	while [ $# -gt 0 ]; do
 		if read_opt "$@" || collapse_opt "$@"; then shift "$SHIFTN"; continue; fi
 		case $1 in
 		-h | --help) help_critical; exit 0 ;;
 		--keep-reason) reason=1; shift ;;
+		--folded) folded=1; shift ;;
 		--) shift; files+=("$@"); break ;;
 		-) files+=(-); shift ;;
 		-?*) usage_error "unknown option $1" ;;
@@ -74,7 +77,13 @@ cmd_critical() {
 		return 0
 	fi
 	# "STACK WEIGHT" -> "WEIGHT<TAB>STACK", highest first (a frame may
-	# contain spaces; the weight is the last field).
+	# contain spaces; the weight is the last field); --folded: back to
+	# "STACK WEIGHT" in that order.
 	awk '{ w = $NF; sub(/ [^ ]*$/, ""); printf "%s\t%s\n", w, $0 }' "$WORK/crit" |
-		sort -t "$(printf '\t')" -k1,1gr -k2,2
+		sort -t "$(printf '\t')" -k1,1gr -k2,2 > "$WORK/ranked"
+	if [ $folded = 1 ]; then
+		awk -F '\t' '{ print $2 " " $1 }' "$WORK/ranked"
+	else
+		cat -- "$WORK/ranked"
+	fi
 }
