@@ -98,6 +98,17 @@ sub line_kind {
 	return ('comment');
 }
 
+# record_ok(\@FIELDS, \%COL): a record line's fields (split on TABs)
+# are a record: a count, a reason and a kernel stack field where COL
+# says they are.  What parse() keeps and a tally counts.
+sub record_ok {
+	my ($f, $col) = @_;
+	my ($ci, $ri, $ki) = @{$col}{qw(count reason kstack)};
+	return defined $ci && defined $ri && defined $ki
+	    && @$f > $ki && @$f > $ci && @$f > $ri
+	    && $f->[$ci] =~ /^\d+\z/ && $f->[$ri] =~ /^[^\s;]+\z/;
+}
+
 # column_index(NAMES): { name => index } (the first of a repeated name);
 # column_index(@V1) before a "# columns:" line.
 sub column_index {
@@ -116,9 +127,8 @@ sub column_index {
 # what was read against the header's samples, records and blockers.  A
 # drain's header is exact; the live stacks file (source: stacks) may
 # hold more than its header (the sampler counted on while it was read),
-# never less.  A record is counted as parse() counts one (a count, a
-# reason and a kernel stack field).  A last line without its newline was
-# cut.
+# never less.  A record is counted as parse() counts one (record_ok()).
+# A last line without its newline was cut.
 #
 #   my $t = tally_new($label);
 #   tally_line($t, $line) for each line;   # as read, newline included
@@ -184,12 +194,9 @@ sub tally_line {
 	} elsif ($kind eq 'record') {
 		(my $l = $line) =~ s/\r?\n\z//;
 		my @f = split /\t/, $l, -1;
-		my ($ci, $ri, $ki) = @{$t->{col}}{qw(count reason kstack)};
-		return if !defined $ci || !defined $ri || !defined $ki
-		    || @f <= $ki || @f <= $ci || @f <= $ri
-		    || $f[$ci] !~ /^\d+\z/ || $f[$ri] !~ /^[^\s;]+\z/;
+		return unless record_ok(\@f, $t->{col});
 		$g->{nrec}++;
-		$g->{sum} += $f[$ci];
+		$g->{sum} += $f[$t->{col}{count}];
 	}
 }
 
@@ -257,10 +264,7 @@ sub parse {
 				next;
 			}
 			my @f = split /\t/, $line, -1;
-			my ($ci, $ri, $ki) = @col{qw(count reason kstack)};
-			if (!$g || !defined $ci || !defined $ri || !defined $ki
-			    || @f <= $ki || @f <= $ci || @f <= $ri
-			    || $f[$ci] !~ /^\d+\z/ || $f[$ri] !~ /^[^\s;]+\z/) {
+			if (!$g || !record_ok(\@f, \%col)) {
 				$bad++;
 				next;
 			}

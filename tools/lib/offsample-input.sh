@@ -136,6 +136,14 @@ select_lib() {
 	OFFSAMPLE_PROG="offsample${CMD:+ $CMD}" perl -- "$l" "$@"
 }
 
+# check_inputs LABEL FILE ...: a file cut short or damaged stops the
+# command (exit 1), named by its LABEL; with --force (FORCE=1) a warning.
+check_inputs() {
+	local force=()
+	[ "$FORCE" = 0 ] || force=(--force)
+	lib check ${force[@]+"${force[@]}"} "$@" || exit 1
+}
+
 # stdin_has_data: standard input is a pipe or a regular file (not a
 # terminal, /dev/null or closed).
 stdin_has_data() {
@@ -194,11 +202,7 @@ gather_inputs() {
 	# as the user named it; the helpers below need not check again.
 	local chk=() j
 	for j in "${!RAW[@]}"; do chk+=("${LABELS[$j]}" "${RAW[$j]}"); done
-	if [ $FORCE = 1 ]; then
-		lib check --force "${chk[@]}" || exit 1
-	else
-		lib check "${chk[@]}" || exit 1
-	fi
+	check_inputs "${chk[@]}"
 	export OFFSAMPLE_CHECKED=1
 	if [ ${#FILTERS[@]} -gt 0 ]; then
 		local lab=()

@@ -97,11 +97,7 @@ cmd_metrics() {
 		# A window cut short stops here (--force: a warning).
 		local chk=()
 		for f in "${files[@]}"; do chk+=("$f" "$f"); done
-		if [ "$FORCE" = 1 ]; then
-			lib check --force "${chk[@]}" || exit 1
-		else
-			lib check "${chk[@]}" || exit 1
-		fi
+		check_inputs "${chk[@]}"
 	fi
 	[ -r "$PROC/stats" ] && stats=$PROC/stats
 	args=(${stats:+--stats "$stats"} ${by:+--by "$by"})
