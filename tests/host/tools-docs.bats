@@ -114,6 +114,7 @@ setup() {
 	grep -q "^   offsample-symbolize\$" <<< "$text" || { echo "no section for offsample-symbolize"; return 1; }
 	for o in OFFSAMPLE_PROC OFFSAMPLE_SYS OFFSAMPLE_CACHE_DIR FLAMEGRAPH_DIR "EXIT STATUS" "ENVIRONMENT" "FILES" "EXAMPLES" \
 		"(replaced)" "(missing)" "# symbolized:" user_stacks max_user_depth "--by wobj" \
+		DEBUGINFOD_URLS DEBUGINFOD_CACHE_PATH DEBUGINFOD_TIMEOUT OFFSAMPLE_DEBUGINFOD_CLIENT .gnu_debuglink .gnu_debugdata \
 		"[I] io" "[Z] sleep" "[D] idle"; do
 		grep -qF -- "$o" <<< "$text" || { echo "missing: $o"; return 1; }
 	done

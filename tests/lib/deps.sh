@@ -20,7 +20,8 @@ need_group() {
 			linux-image-amd64 linux-image-6.12-amd64) ;;
 	test)
 		want_apt+=(bats bats-assert bats-support libxml2-utils dmsetup
-			util-linux procps binutils libc6-dbg elfutils golang-go) ;;
+			util-linux procps binutils libc6-dbg elfutils golang-go
+			debuginfod xz-utils curl) ;;
 	browser)
 		want_apt+=(chromium nodejs npm) ;;
 	metrics)
