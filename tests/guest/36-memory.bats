@@ -6,6 +6,8 @@
 #
 # Kernels: every test kernel: charging to the reader's memory cgroup and the
 # share of RAM depend on the kernel's memcg and allocator.
+# Tests tagged once-1 or once-2 test only the module's own logic and run
+# in one guest of make test (tests/guest/run.sh, OFFS_ONCE).
 
 load lib
 
@@ -134,6 +136,8 @@ wait_readers() {
 	run -0 cat $P/drain
 }
 
+# Once (make test): the module's own arithmetic on the RAM size.
+# bats test_tags=once-1
 @test "max_stacks and thread_cache are capped by a share of RAM, with a clear error" {
 	local lim tlim
 	offs_load
@@ -180,6 +184,8 @@ wait_readers() {
 	[ "$delta" -ge $((4 * 128 * 1024)) ]
 }
 
+# Once (make test): the statistics the module prints.
+# bats test_tags=once-2
 @test "every cache has its bound in stats" {
 	offs_load
 	for k in max_stacks max_stacks_limit thread_cache thread_cache_limit max_retired \

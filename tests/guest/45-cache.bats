@@ -4,6 +4,8 @@
 #
 # Kernels: every test kernel: the cache's validity rests on each kernel's
 # task lifetimes and scheduler statistics.
+# Tests tagged once-1 or once-2 test only the module's own logic and run
+# in one guest of make test (tests/guest/run.sh, OFFS_ONCE).
 
 load lib
 
@@ -126,6 +128,8 @@ thread_records() {
 	run -0 awk -F'\t' -v p="$new" '!/^#/ && $5 == p && $6 != "sleep" && $6 != "offsample-withp" { bad++ } END { exit bad > 0 }' "$BATS_TEST_TMPDIR/new"
 }
 
+# Once (make test): the cache's parameter, the module's own.
+# bats test_tags=once-2
 @test "thread_cache=0 disables the cache and gives the same counts" {
 	offs_load hz=19 thread_cache=0
 	workload_start -n 3 sleep pipe
@@ -141,6 +145,8 @@ thread_records() {
 	assert_equal "$(sum_counts "$f" '$6 == "osw-pipe" && $2 == "ipc"')" $((ticks * 3))
 }
 
+# Once (make test): the cache's bound, the module's own.
+# bats test_tags=once-1
 @test "thread_cache lowered: the entries beyond it go at the next tick" {
 	local e1 e2
 	offs_load hz=19

@@ -10,6 +10,8 @@
 #
 # Kernels: every test kernel: each defect was a race with the kernel's own
 # task, mm and stack state.
+# Tests tagged once-1 or once-2 test only the module's own logic and run
+# in one guest of make test (tests/guest/run.sh, OFFS_ONCE).
 
 load lib
 
@@ -210,6 +212,9 @@ window() {
 	cat $P/drain > "$1"
 }
 
+# Once (make test): which parameters invalidate the cache is the
+# module's own rule.
+# bats test_tags=once-2
 @test "changing max_depth, user_stacks or key invalidates the thread cache" {
 	local d=$BATS_TEST_TMPDIR
 	offs_load hz=19 key=tid

@@ -11,6 +11,8 @@
 #
 # Kernels: every test kernel: user memory, mmap locks and file reads are
 # the kernel's, and eu-stack checks each of them.
+# Tests tagged once-1 or once-2 test only the module's own logic and run
+# in one guest of make test (tests/guest/run.sh, OFFS_ONCE).
 
 load lib
 
@@ -96,6 +98,8 @@ nofp_start() {
 	assert_output --partial t_mutex
 }
 
+# Once (make test): the table cache's own bound.
+# bats test_tags=once-1
 @test "cfi: tables stay within cfi_cache_mb, evicting or refusing the rest" {
 	offs_load hz=19 cfi_cache_mb=1
 	# Many programs without frame pointers: perl, python3, bash, ours.
@@ -210,6 +214,9 @@ control_sym() {
 	awk -F'\t' '/^#/ || $7 == "cfh-0"' "$1" | "$TOP/tools/offsample-symbolize"
 }
 
+# Once (make test): the module's parser and its bounds on damaged
+# call-frame information, the same on every kernel.
+# bats test_tags=once-2
 @test "cfi: .eh_frame damaged on disk under running code: refused or used, counted, never a crash" {
 	local d=$BATS_TEST_TMPDIR n=24 rounds=2 seed=$RANDOM libs=() i r built failed
 	[ "${OFFS_STRESS:-short}" != long ] || { n=100; rounds=20; }

@@ -8,7 +8,9 @@
 # were doing (sleeping in blk_hold_and_sleep, waiting for a lock).
 #
 # Kernels: every test kernel (futex and PI internals differ); the tests
-# tagged once-N check only the tools' rendering, in one guest.
+# tagged once-N check only the tools' rendering or the module's own logic
+# (budget, views, parameters), and run in one guest of make test
+# (tests/guest/run.sh, OFFS_ONCE).
 
 load lib
 
@@ -183,6 +185,8 @@ rec() {
 	run -0 grep -c '<title>blk_hold_and_sleep ' "$svg"
 }
 
+# Once (make test): a parameter of the module's own.
+# bats test_tags=once-2
 @test "blockers=0: no edges, and the statistics say so" {
 	local f=$BATS_TEST_TMPDIR/off.stacks
 	echo 0 > $PARAM/blockers
@@ -214,6 +218,8 @@ rec() {
 	assert_output --regexp '^first=[0-9]+ second=[0-9]+ has=[1-9]$'
 }
 
+# Once (make test): the reduced view is the module's own printing.
+# bats test_tags=once-1
 @test "group= reader: edges without the lock address" {
 	local f=$BATS_TEST_TMPDIR/group.stacks
 	kill "$(cat "$BATS_FILE_TMPDIR/blk.pid")"
@@ -234,6 +240,8 @@ rec() {
 	assert_output --regexp '	holder=-	hpid=-	'
 }
 
+# Once (make test): the per-tick lookup budget is the module's own.
+# bats test_tags=once-1
 @test "a process with more lock waiters than a tick looks up does not take the others' share" {
 	local f=$BATS_TEST_TMPDIR/crowd.stacks crowd late ticks share w n bad=0
 	# The walk visits processes in the order they were made: the

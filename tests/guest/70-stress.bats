@@ -8,6 +8,8 @@
 # make test-debug); see tests/stress/lib.bash and docs/RELIABILITY.md.
 #
 # Kernels: every test kernel: races and memory pressure are the kernel's.
+# Tests tagged once-1 or once-2 test only the module's own logic and run
+# in one guest of make test (tests/guest/run.sh, OFFS_ONCE).
 
 load lib
 load ../stress/lib
@@ -166,6 +168,9 @@ random_param() {
 	stress_dmesg_clean
 }
 
+# Once (make test): what a full table drops and how drains stay consistent
+# is the table's own logic, the same on every kernel.
+# bats test_tags=once-1
 @test "a table far too small: drops counted, output still consistent" {
 	local d=$BATS_TEST_TMPDIR dur f
 	dur=$(stress_dur tiny)
