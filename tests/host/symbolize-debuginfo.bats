@@ -344,6 +344,41 @@ record_line() {
 	refute_output --partial "dbg_static"
 }
 
+@test "MiniDebugInfo that unpacks to more than 64 MiB (an xz bomb): refused with a warning, the .dynsym names, nothing left behind" {
+	local p=$T/progb ref=$S/progx
+	cp "$V/d/progx" "$p"
+	# An ELF magic, then 100 MB of zeros: 15 kB compressed.
+	perl -e 'print "\x7fELF"; print "\0" x (1 << 20) for 1 .. 100' | xz -0 -c > "$T/bomb.xz"
+	objcopy --update-section .gnu_debugdata="$T/bomb.xz" "$p"
+	{ header; record_line "$p" "$(ustack "$p" "$ref")"; } > "$T/in"
+	mkdir "$T/tmp"
+	run --separate-stderr env TMPDIR="$T/tmp" "$SYM" --no-cache "$T/in"
+	assert_success
+	assert_equal "$stderr" "offsample-symbolize: $p: .gnu_debugdata unpacks to more than 64 MiB; named from its own symbols"
+	assert_output --partial ";dbg_middle+"
+	refute_output --partial "dbg_static"
+	assert_equal "$(ls -A "$T/tmp")" ""
+}
+
+@test ".gnu_debuglink naming a FIFO or a huge sparse file: not read, no hang (the owner of the program's directory chooses them)" {
+	local d=$T/e p
+	mkdir -p "$d"
+	p=$d/prog
+	cp "$V/c/prog" "$p"
+	mkfifo "$d/prog.debug"
+	mkstacks "$T/in" "$p"
+	# The old code blocked in open() on the FIFO for ever.
+	run -0 timeout 60 "$SYM" --no-cache --debug-dir "$T/none" "$T/in"
+	assert_equal "$(ustacks <<< "$output")" "$(ustack "$p")"
+	# 20 GB of holes: reading it all for the CRC took a root run 55 s of
+	# CPU; a debug file is never that big.  At most 20 s of CPU time.
+	rm "$d/prog.debug"
+	truncate -s 20G "$d/prog.debug"
+	run -0 bash -c 'ulimit -t 20; exec "$@"' - "$SYM" --no-cache --debug-dir "$T/none" "$T/in"
+	assert_equal "$(ustacks <<< "$output")" "$(ustack "$p")"
+	rm "$d/prog.debug"
+}
+
 @test "MiniDebugInfo without xz: the .dynsym names, one warning, nothing cached; named once xz is back" {
 	local p=$V/d/progx ref=$S/progx
 	# xz hidden in a mount namespace of its own (the symbolizer looks
