@@ -66,11 +66,15 @@ $(BUILD)/%/offsample.ko: $(MODSRC) $(TOP)/VERSION $(TOP)/module/probe.sh $(wildc
 	for f in $(MODSRC) $(TOP)/VERSION; do ln -sf $$f $(BUILD)/$*/; done; \
 	$(MAKE) -C $$kdir M=$(BUILD)/$* modules W=1
 
+# javac, for the Java workload (below).
+JAVAC := $(shell command -v javac 2>/dev/null)
+
 # The test workload: threads that wait in known ways (frame pointers kept).
 workload: $(BUILD)/offsample-workload $(BUILD)/offsample-ustack $(BUILD)/offsample-ustack-nofp \
 	$(BUILD)/offsample-withpid $(BUILD)/offsample-safety $(BUILD)/offsample-workload-nofp \
 	$(BUILD)/offsample-blockers $(BUILD)/offsample-oncpu \
-	$(BUILD)/offsample-cfilib.so $(BUILD)/offsample-cfihost $(BUILD)/offsample-cfibomb
+	$(BUILD)/offsample-cfilib.so $(BUILD)/offsample-cfihost $(BUILD)/offsample-cfibomb \
+	$(if $(JAVAC),$(BUILD)/jit/OffsampleHot.class)
 $(BUILD)/offsample-workload: $(TOP)/tests/workload/offsample-workload.c
 	@mkdir -p $(BUILD)
 	$(CC) -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
@@ -106,6 +110,12 @@ $(BUILD)/offsample-ustack: $(TOP)/tests/workload/offsample-ustack.c
 $(BUILD)/offsample-ustack-nofp: $(TOP)/tests/workload/offsample-ustack.c
 	@mkdir -p $(BUILD)
 	$(CC) -O2 -g -fomit-frame-pointer -Wall -Wextra -Werror -pthread -o $@ $<
+
+# JIT-compiled Java for tests/guest/62-jit.bats (javac: tests/lib/deps.sh
+# test; the suite says so when it is missing).
+$(BUILD)/jit/OffsampleHot.class: $(TOP)/tests/workload/OffsampleHot.java
+	@mkdir -p $(BUILD)/jit
+	$(JAVAC) -d $(BUILD)/jit $<
 
 # Sampler-correctness workloads (tests/guest/47-safety.bats), frame pointers kept.
 $(BUILD)/offsample-safety: $(TOP)/tests/workload/offsample-safety.c

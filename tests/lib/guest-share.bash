@@ -52,6 +52,17 @@ symcache_fill() {
 	    /lib/x86_64-linux-gnu/libkmod.so.2 build/offsample-*; do
 		[ -f "$f" ] && files+=("$(readlink -f "$f")")
 	done
+	# The runtimes of tests/guest/62-jit.bats (libjvm alone takes a
+	# minute to read under emulation).
+	f=$(command -v java) && f=$(readlink -f "$f") && f=${f%/bin/java} &&
+		for f in "$f/bin/java" "$f/lib/libjli.so" "$f/lib/server/libjvm.so"; do
+			[ -f "$f" ] && files+=("$f")
+		done
+	f=$(command -v node) && files+=("$(readlink -f "$f")")
+	for f in /lib/x86_64-linux-gnu/libstdc++.so.6 /lib/x86_64-linux-gnu/libgcc_s.so.1 \
+	    /lib/x86_64-linux-gnu/libm.so.6 /lib/x86_64-linux-gnu/libz.so.1; do
+		[ -f "$f" ] && files+=("$(readlink -f "$f")")
+	done
 	vdir=$(python3 -c 'import os, virtme; print(os.path.dirname(virtme.__file__))' 2>/dev/null) &&
 		[ -f "$vdir/guest/bin/virtme-ng-init" ] && files+=("$vdir/guest/bin/virtme-ng-init")
 	tools/offsample-symbolize --fill-cache --cache-dir "$1/symcache" "${files[@]}"

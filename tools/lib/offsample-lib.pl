@@ -30,8 +30,9 @@ $SIG{__WARN__} = sub { };
 # ---------------------------------------------------------------- needsym
 
 # needsym FILE...: exit 0 when a generation of the files has a ustack
-# column with frames not named yet (PATH+0xOFFSET) and no "# symbolized:"
-# line (offsample-symbolize has not seen it), else 1.
+# column with frames not named yet (PATH+0xOFFSET, or [anon]+0xADDRESS
+# and [busy]+0xADDRESS: JIT code) and no "# symbolized:" line
+# (offsample-symbolize has not seen it), else 1.
 sub cmd_needsym {
 	my @a = @_;
 	for my $file (@a) {
@@ -53,7 +54,7 @@ sub cmd_needsym {
 			next if !defined $ucol || $done;
 			my @f = split /\t/, $line, -1;
 			next unless defined $f[$ucol];
-			if ($f[$ucol] =~ m{(?:^|;)/[^;]*\+0x[0-9a-fA-F]+\r?\n?(?:;|\z)}) {
+			if ($f[$ucol] =~ m{(?:^|;)(?:/[^;]*|\[(?:anon|busy)\])\+0x[0-9a-fA-F]+\r?\n?(?:;|\z)}) {
 				close $fh;
 				return 0;
 			}
@@ -203,6 +204,28 @@ sub cmd_filter {
 	splice @hdr, $at, 0, @add;
 	print @hdr, @recs, @edges or fail(1, "write error: " . lc "$!");
 	close STDOUT or fail(1, "write error: " . lc "$!");
+	return 0;
+}
+
+# ---------------------------------------------------------------- jit
+
+# jit IN OUT: IN (a recording just drained) with the JIT map entries its
+# [anon]/[busy] frames fall in, read from the running processes now, as
+# "# jit-maps:" and "# jit:" header lines (docs/FORMAT.md), written to
+# OUT.  Exit 0 when OUT was written; 3 when IN has no such frame (or has
+# the lines already): OUT is not written, IN is the recording as it is.
+sub cmd_jit {
+	my @a = @_;
+	fail(2, "jit: IN OUT expected") unless @a == 2;
+	require OffsampleJit;
+	open(my $in, '<', $a[0]) or fail(1, "cannot read $a[0]: " . lc "$!");
+	my $buf = '';
+	open(my $mem, '>', \$buf) or fail(1, 'out of memory');
+	OffsampleJit::capture($in, $mem) or return 3;
+	close $mem;
+	open(my $out, '>', $a[1]) or fail(1, "cannot write $a[1]: " . lc "$!");
+	print $out $buf or fail(1, "cannot write $a[1]: " . lc "$!");
+	close $out or fail(1, "cannot write $a[1]: " . lc "$!");
 	return 0;
 }
 
@@ -424,7 +447,7 @@ sub cmd_check {
 
 my %CMD = (report => \&cmd_report, check => \&cmd_check, top => \&cmd_top, filter => \&cmd_filter,
 	title => \&cmd_title, status => \&cmd_status, prune => \&cmd_prune,
-	hdr => \&cmd_hdr, needsym => \&cmd_needsym, blockers => \&cmd_blockers);
+	hdr => \&cmd_hdr, needsym => \&cmd_needsym, blockers => \&cmd_blockers, jit => \&cmd_jit);
 my $c = shift @ARGV // '';
 fail(2, "internal: unknown helper command \"$c\"") unless $CMD{$c};
 exit $CMD{$c}->(@ARGV);

@@ -27,6 +27,7 @@
 # (input) or 2 (usage).  Perl 5, core modules only.
 use strict;
 use warnings;
+no warnings 'portable';	# 64-bit addresses of JIT frames
 use Getopt::Long qw(GetOptionsFromArray :config no_ignore_case bundling no_auto_abbrev);
 use IO::Compress::Gzip qw(gzip $GzipError);
 use FindBin;
@@ -119,6 +120,11 @@ sub user_location {
 	if ($raw =~ /^(.+?)\+0x[0-9a-fA-F]+ \(([^()]*)\)\z/s) {
 		my $m = mapping_id($2);
 		return location_id("n\0$raw", $m, 0, function_id($1, $2));
+	}
+	# JIT code the symbolizer named: mapping [jit], the address as it was.
+	my ($addr) = $raw =~ /^\[(?:anon|busy)\]\+0x([0-9a-fA-F]{1,16})\z/;
+	if (defined $addr && defined $named && $named =~ /^(.+?)\+0x[0-9a-fA-F]+ \((\[jit\])\)\z/s) {
+		return location_id("j\0$raw\0$1", mapping_id($2), hex $addr, function_id($1, $2));
 	}
 	my $name = $raw;
 	$name =~ s/\+0x[0-9a-fA-F]+\z// if $name =~ /^\[/;

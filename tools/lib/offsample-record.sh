@@ -384,6 +384,7 @@ cmd_record() {
 		filter=(--pids "$pids0,$pids1")
 	fi
 	lib filter "${hdrs[@]}" "${filter[@]}" < "$raw" > "$fin" || exit 1
+	keep_jit "$fin" "$outdir"
 	if [ ${#filter[@]} -gt 0 ] && [ "$(lib hdr samples "$fin" 2>/dev/null || echo 0)" = 0 ]; then
 		warn "no samples of ${pid:+process $pid}${cg:+cgroup $cgpath} were recorded"
 	fi

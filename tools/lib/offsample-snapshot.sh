@@ -71,6 +71,7 @@ cmd_snapshot() {
 	if ! cat -- "$PROC/drain" 2>/dev/null > "$SNAP_TMP"; then
 		die "draining into $dir failed (disk full?); the samples of that generation are lost"
 	fi
+	keep_jit "$SNAP_TMP" "$dir"
 	local gen end stamp name cand i
 	gen=$(lib hdr generation "$SNAP_TMP") || gen=
 	case $gen in '' | *[!0-9]*) gen= ;; esac
