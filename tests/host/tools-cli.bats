@@ -208,7 +208,7 @@ as_nobody() {
 # ------------------------------------------------------------ report
 
 @test "report: header, reason shares and annotated top stacks (exact numbers)" {
-	run --separate-stderr "$OFFS" report "$SMALL"
+	run --separate-stderr "$OFFS" report --include-idle "$SMALL"
 	assert_success
 	assert_equal "$stderr" ""
 	assert_line "# host: testhost"
@@ -249,7 +249,7 @@ EOF
 @test "report: real captures, numbers computed independently from the file; --top; --offsets" {
 	local f r l n tot hz want stacks shown
 	for f in "$D61" "$D612" "$D61V2" "$D612V2"; do
-		run -0 "$OFFS" report --top 2 "$f"
+		run -0 "$OFFS" report --include-idle --top 2 "$f"
 		local out=$output
 		tot=$(awk -F'\t' '!/^#/ { t += $1 } END { print t }' "$f")
 		hz=$(sed -n 's/^# hz: //p' "$f")
@@ -271,19 +271,19 @@ EOF
 		done
 		assert_equal "$(grep -cE '^  \[.\] +[0-9.]+%  [0-9]+ samples' <<< "$out")" "$shown"
 	done
-	run -0 "$OFFS" report --offsets "$D61"
+	run -0 "$OFFS" report --include-idle --offsets "$D61"
 	assert_line "      scsi_error_handler+0x1c7/0x4e0 [scsi_mod]"
-	run -0 "$OFFS" report "$D61"
+	run -0 "$OFFS" report --include-idle "$D61"
 	assert_line "      scsi_error_handler [scsi_mod]"
 }
 
 @test "report --by process and --by thread" {
-	run -0 "$OFFS" report --by process --top 1 "$SMALL"
+	run -0 "$OFFS" report --include-idle --by process --top 1 "$SMALL"
 	assert_line "  app[100]                700   70.00%      70.00  [L] 71.43% [I] 21.43% [S] 7.14%"
 	assert_line "app[100]: 700 samples, 70.00% of all; top 1 of 3 stacks"
 	assert_line "  [L]  50.00%  500 samples  (71.43% of process)  state S"
 	assert_line "      threads: app-worker-1 300, app-worker-2 200"
-	run -0 "$OFFS" report --by thread --top 2 "$SMALL"
+	run -0 "$OFFS" report --include-idle --by thread --top 2 "$SMALL"
 	assert_line "  app[100] / app-worker-1[101]                 350   35.00%      35.00  [L] 85.71% [S] 14.29%"
 	assert_line "  [S]   5.00%  50 samples  (14.29% of thread)  state R"
 	run -0 grep -c '^app\[100\] / ' <<< "$output"
@@ -300,12 +300,12 @@ EOF
 }
 
 @test "report: live stacks without FILE, stdin with -, several files merged, v2 user frames" {
-	run -0 "$OFFS" report
+	run -0 "$OFFS" report --include-idle
 	assert_line "# input: $FP/stacks"
 	assert_line "# samples: 1000"
-	run -0 "$OFFS" report - < "$SMALL"
+	run -0 "$OFFS" report --include-idle - < "$SMALL"
 	assert_line "# input: stdin"
-	run -0 "$OFFS" report "$SMALL" "$SMALL"
+	run -0 "$OFFS" report --include-idle "$SMALL" "$SMALL"
 	assert_line "# samples: 2000"
 	assert_line "# duration: 20.000 s"
 	assert_line "# source: drain, 2 generations 7..7"
@@ -320,7 +320,7 @@ EOF
 }
 
 @test "report: v2 wobj and cgroup per stack (exact); --by cgroup, --by wobj" {
-	run --separate-stderr "$OFFS" report "$V2S"
+	run --separate-stderr "$OFFS" report --include-idle "$V2S"
 	assert_success
 	assert_equal "$stderr" ""
 	assert_line "# wobj: the system call or object waited on (key=wobj); cgroup: cgroup v2 path"
@@ -349,7 +349,7 @@ EOF
       start_thread (libc.so.6)
       clone3 (libc.so.6)
 EOF
-	run -0 "$OFFS" report "$V2S"
+	run -0 "$OFFS" report --include-idle "$V2S"
 	assert_line "      wobj: clock_nanosleep 10, - 3"
 	assert_line "      wobj: pread64(/var/lib/app/a\\x3bb.db) 25"
 	assert_line "      /opt/offsample-fixture/bin/app+0x2a05 (missing)"
@@ -363,7 +363,7 @@ EOF
 	refute_output --partial "wobj"
 	refute_output --partial "cgroup:"
 
-	run -0 "$OFFS" report --by cgroup "$V2S"
+	run -0 "$OFFS" report --include-idle --by cgroup "$V2S"
 	assert_output --partial "$(cat <<'EOF'
 Samples by cgroup:
 
@@ -375,7 +375,7 @@ EOF
 )"
 	assert_line "/system.slice/app.service: 85 samples, 85.00% of all; top 2 of 2 stacks"
 	assert_line "  [L]  60.00%  60 samples  (70.59% of cgroup)  state S"
-	run -0 "$OFFS" report --by wobj --top 1 "$V2S"
+	run -0 "$OFFS" report --include-idle --by wobj --top 1 "$V2S"
 	assert_output --partial "$(cat <<'EOF'
 Samples by wobj:
 
@@ -536,7 +536,7 @@ prefix_with_symbolizer() {
 # ------------------------------------------------------------ flamegraph
 
 @test "flamegraph: valid SVG with the offcpu palette, reasons, frames and a title from the header" {
-	run --separate-stderr "$OFFS" flamegraph "$D61"
+	run --separate-stderr "$OFFS" flamegraph --include-idle "$D61"
 	assert_success
 	assert_equal "$stderr" ""
 	printf '%s\n' "$output" > "$T/out.svg"
@@ -618,13 +618,13 @@ print "<svg xmlns=\"http://www.w3.org/2000/svg\"><desc>ARGS: @ARGV[0..$#ARGV-1]<
 open(my $f, '<', $ARGV[-1]) or die; my $n = 0; $n++ while <$f>;
 print "<desc>LINES: $n</desc></svg>\n";
 EOF
-	FLAMEGRAPH_DIR=$T/fg run --separate-stderr "$OFFS" flamegraph --engine flamegraph.pl "$SMALL" -- --width 900
+	FLAMEGRAPH_DIR=$T/fg run --separate-stderr "$OFFS" flamegraph --include-idle --engine flamegraph.pl "$SMALL" -- --width 900
 	assert_success
 	assert_output --partial "ARGS: --colors=io --countname=samples --title Off-CPU time: testhost, 6.1.0-56-amd64, 10.0 s"
 	assert_output --partial "--width 900"
 	assert_output --partial "LINES: 7"
 	# Found on PATH too.
-	PATH=$T/fg:/usr/bin:/bin FLAMEGRAPH_DIR= run -0 "$OFFS" flamegraph --engine=flamegraph.pl "$SMALL"
+	PATH=$T/fg:/usr/bin:/bin FLAMEGRAPH_DIR= run -0 "$OFFS" flamegraph --include-idle --engine=flamegraph.pl "$SMALL"
 	assert_output --partial "LINES: 7"
 }
 
@@ -640,11 +640,11 @@ EOF
 	assert_equal "$stderr" ""
 	run -0 env -i PATH=/usr/bin:/bin "$OFFS" flamegraph -o "$T/cron.svg" "$T"/snaps/offsample-*.stacks < /dev/null
 	run -0 xmllint --noout "$T/cron.svg"
-	run -0 env -i PATH=/usr/bin:/bin "$OFFS" report "$T"/snaps/offsample-*.stacks < /dev/null
+	run -0 env -i PATH=/usr/bin:/bin "$OFFS" report --include-idle "$T"/snaps/offsample-*.stacks < /dev/null
 	assert_line "# samples: 1000"
 	run -0 env -i PATH=/usr/bin:/bin OFFSAMPLE_PROC="$FP" OFFSAMPLE_SYS="$FS" \
 		"$OFFS" status < /dev/null
-	run -0 env -i "$OFFS" report "$SMALL"
+	run -0 env -i "$OFFS" report --include-idle "$SMALL"
 }
 
 @test "installed layout: sbin/offsample through a symlink, helpers in share/ and bin/" {
@@ -657,7 +657,7 @@ EOF
 	run --separate-stderr env -i PATH=/usr/bin:/bin "$T/links/offsample" flamegraph "$SMALL"
 	assert_success
 	assert_output --partial 'data-n="cron"'
-	run -0 env -i PATH=/usr/bin:/bin "$T/links/offsample" report "$SMALL"
+	run -0 env -i PATH=/usr/bin:/bin "$T/links/offsample" report --include-idle "$SMALL"
 	assert_line "# samples: 1000"
 	# Collapser found on PATH when not next to the CLI (as installed:
 	# the reader inline, see the next test).
@@ -710,7 +710,7 @@ EOF
 print "ARG: $_\n" for @ARGV[0 .. $#ARGV - 1];
 open(my $f, '<', $ARGV[-1]) or die; print "IN: $_" while <$f>;
 STUB
-	run --separate-stderr "$p/sbin/offsample" flamegraph "$SMALL" -- --width 700
+	run --separate-stderr "$p/sbin/offsample" flamegraph --include-idle "$SMALL" -- --width 700
 	assert_success
 	assert_line "ARG: --colors=offcpu"
 	assert_line "ARG: --title"
@@ -723,7 +723,7 @@ STUB
 	assert_line --index 7 "ARG: --width"
 	assert_line --index 8 "ARG: 700"
 	assert_line "IN: idle;kworker/0:1;ret_from_fork_[k];kthread_[k];worker_thread_[k];schedule_[k];__schedule_[k] 80"
-	run -0 "$p/sbin/offsample" flamegraph --no-kernel-suffix "$SMALL"
+	run -0 "$p/sbin/offsample" flamegraph --include-idle --no-kernel-suffix "$SMALL"
 	assert_line "IN: idle;kworker/0:1;ret_from_fork;kthread;worker_thread;schedule;__schedule 80"
 }
 

@@ -62,7 +62,7 @@ setup() {
 }
 
 @test "damage: --force reads what is there, with one warning per problem, and the counts are the file's" {
-	run --separate-stderr "$OFFS" report --force "$T/cut.stacks"
+	run --separate-stderr "$OFFS" report --force --include-idle "$T/cut.stacks"
 	assert_success
 	assert_equal "$stderr" "offsample report: warning: $CUT; reading what is there (--force)"
 	assert_line "# samples: 1715"

@@ -30,7 +30,9 @@ folded_of() {
 	assert_equal "$output" "$(folded_of "$SMALL")"
 	run -0 bash -c 'cat "$1" | "$2" report' _ "$SMALL" "$OFFS"
 	assert_line "# input: stdin"
-	assert_line "# samples: 1000"
+	# Idle kernel threads left out by default, and said so.
+	assert_line "# samples: 920"
+	assert_line "# left out: 80 samples of idle kernel threads (reason idle, 8.0% of all); --include-idle shows them"
 	run -0 bash -c 'cat "$1" | "$2" flamegraph | head -c 200' _ "$SMALL" "$OFFS"
 	assert_output --partial "<svg"
 	run -0 bash -c 'cat "$1" | "$2" pprof | gzip -dc | wc -c' _ "$SMALL" "$OFFS"
@@ -256,4 +258,44 @@ folded_of() {
 	run -0 script -qec "$OFFS diff --folded $SMALL $SMALL; echo rc=\$?" /dev/null
 	assert_output --partial "rc=0"
 	assert_output --partial "__schedule 80 80"
+}
+
+@test "idle kernel threads: left out of report and flamegraph by default, counted; --include-idle, a filter that chooses, or nothing else to show brings them back" {
+	run -0 "$OFFS" report "$SMALL"
+	assert_line "# samples: 920"
+	assert_line "# left out: 80 samples of idle kernel threads (reason idle, 8.0% of all); --include-idle shows them"
+	refute_line --regexp '^  \[D\] idle '
+	refute_output --partial "kworker"
+	run -0 "$OFFS" report --include-idle "$SMALL"
+	assert_line "# samples: 1000"
+	assert_line --regexp '^  \[D\] idle +80 +8\.00% '
+	refute_output --partial "left out"
+	# A filter that chooses reasons, processes, threads or states: what
+	# it chooses, idle or not.
+	run -0 "$OFFS" report --comm kworker/0:1 "$SMALL"
+	assert_line "# samples: 80"
+	refute_output --partial "left out"
+	run -0 "$OFFS" report --reason idle,lock "$SMALL"
+	assert_line "# samples: 580"
+	run -0 "$OFFS" report --tid 20 "$SMALL"
+	assert_line "# samples: 80"
+	# A cgroup or frame filter does not choose: still left out.
+	run -0 "$OFFS" report --cgroup / --no-symbolize "$V2S"
+	assert_line "# left out: 2 samples of idle kernel threads (reason idle, 2.0% of all); --include-idle shows them"
+	# Nothing but idle threads: shown, no note.
+	perl "$ROOT/tools/lib/offsample-select.pl" --reason idle -o "$T/idle.stacks" -- "$SMALL"
+	run --separate-stderr "$OFFS" report "$T/idle.stacks"
+	assert_success
+	assert_equal "$stderr" ""
+	assert_line --regexp '^  \[D\] idle +80 +100\.00% '
+	# The graph: no idle frame, the subtitle says what was left out.
+	run -0 "$OFFS" flamegraph -o "$T/d.svg" "$SMALL"
+	run -1 grep -c 'data-n="idle"' "$T/d.svg"
+	run -0 grep -c 'idle kernel threads left out (8.0% of all samples): --include-idle shows them' "$T/d.svg"
+	run -0 "$OFFS" flamegraph --include-idle -o "$T/i.svg" "$SMALL"
+	run -0 grep -c 'data-n="idle"' "$T/i.svg"
+	run -1 grep -c 'left out' "$T/i.svg"
+	# Pipelines get everything: collapse and pprof keep them.
+	run -0 "$OFFS" collapse "$SMALL"
+	assert_line --partial "idle;kworker/0:1;"
 }

@@ -84,6 +84,12 @@ sub cmd_report {
 			$out .= "# $e->[0]: $e->[1]\n";
 		}
 	}
+	my $hid = 0;
+	for my $g (@{$d->{gens}}) {
+		$hid += $_->[1] for grep { $_->[0] eq 'hidden-idle' && $_->[1] =~ /^\d+\z/ } @{$g->{extra}};
+	}
+	$out .= sprintf("# left out: %d samples of idle kernel threads (reason idle, %.1f%% of all);"
+		. " --include-idle shows them\n", $hid, 100 * $hid / ($total + $hid)) if $hid;
 	$out .= "#\n";
 	$out .= "# legend: [I] io  [L] lock  [S] sched (run queue)  [Z] sleep  [N] net  [P] ipc\n";
 	$out .= "#         [F] fault  [T] stopped  [D] idle  [O] other  [C] cpu  [?] unknown\n";

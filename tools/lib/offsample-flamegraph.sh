@@ -134,6 +134,7 @@ cmd_flamegraph() {
 	esac
 	c=$(collapser)
 	check_out "$out" "an SVG"
+	HIDE_IDLE=1
 	gather_inputs f ${files[@]+"${files[@]}"}
 
 	local t=$WORK sub= cname=samples

@@ -59,6 +59,8 @@ FILTERS=()	# offsample-select.pl options
 WSECONDS=0	# --seconds
 NOSYM=0		# --no-symbolize
 FORCE=0		# --force
+INCIDLE=0	# --include-idle
+HIDE_IDLE=0	# set by report and flamegraph: idle kernel threads left out by default
 
 # help_read: the part of a reading command's help about them.
 help_read() {
@@ -71,8 +73,13 @@ a file (`... | offsample report`), else the live /proc/offsample/stacks
 Filters (each LIST is comma-separated; a record must match all given):
   --reason LIST          only these wait reasons: io lock sched sleep net
                          ipc fault stopped idle other cpu
-  --exclude-reason LIST  all but these; idle kernel threads make up most of
-                         a whole-host profile: --exclude-reason idle
+  --exclude-reason LIST  all but these
+  --include-idle         keep idle kernel threads (reason idle), which
+                         report and flamegraph leave out by default unless
+                         a --reason, --exclude-reason, --comm, --pid, --tid
+                         or --state filter is given (they are most of a
+                         whole-host profile); the output says how many
+                         samples were left out
   --comm LIST            only these process names (exact)
   --pid LIST, --tid LIST only these processes / threads (data recorded
                          with key=pid or key=tid)
@@ -120,6 +127,7 @@ read_opt() {
 	--seconds) WSECONDS=1; SHIFTN=1 ;;
 	--no-symbolize) NOSYM=1; SHIFTN=1 ;;
 	--force) FORCE=1; SHIFTN=1 ;;
+	--include-idle) INCIDLE=1; SHIFTN=1 ;;
 	*) return 1 ;;
 	esac
 	case " ${FILTERS[*]-} " in
@@ -204,17 +212,49 @@ gather_inputs() {
 	for j in "${!RAW[@]}"; do chk+=("${LABELS[$j]}" "${RAW[$j]}"); done
 	check_inputs "${chk[@]}"
 	export OFFSAMPLE_CHECKED=1
+	local hide=() lab=() rc=0
+	hide_idle && hide=(--hide-idle)
+	for f in "${LABELS[@]}"; do lab+=(--label "$f"); done
 	if [ ${#FILTERS[@]} -gt 0 ]; then
-		local lab=()
-		for f in "${LABELS[@]}"; do lab+=(--label "$f"); done
-		select_lib "${FILTERS[@]}" "${lab[@]}" -o "$WORK/$tag.sel" -- "${RAW[@]}" || exit 1
+		select_lib "${FILTERS[@]}" ${hide[@]+"${hide[@]}"} "${lab[@]}" \
+			-o "$WORK/$tag.sel" -- "${RAW[@]}" || rc=$?
+		# 3: nothing but idle kernel threads; shown after all.
+		if [ $rc = 3 ]; then
+			rc=0
+			select_lib "${FILTERS[@]}" "${lab[@]}" -o "$WORK/$tag.sel" -- "${RAW[@]}" || rc=$?
+		fi
+		[ $rc = 0 ] || exit 1
 		RAW=("$WORK/$tag.sel")
+	elif [ ${#hide[@]} -gt 0 ]; then
+		# Idle kernel threads left out by default.  Input this pass
+		# cannot use (empty, not ours), or holding nothing but idle
+		# threads (3), goes to the command as it is, which says what
+		# is wrong with it in its own words.
+		if select_lib --hide-idle "${lab[@]}" -o "$WORK/$tag.sel" -- "${RAW[@]}" \
+		    2> "$WORK/$tag.selerr"; then
+			cat -- "$WORK/$tag.selerr" >&2
+			RAW=("$WORK/$tag.sel")
+		fi
 	fi
 	if [ $NOSYM = 0 ]; then
 		symbolize_inputs "${RAW[@]}"
 	else
 		INPUTS=("${RAW[@]}")
 	fi
+}
+
+# hide_idle: leave idle kernel threads out of this command's input?  Yes
+# for report and flamegraph (HIDE_IDLE=1) unless --include-idle or a
+# filter that chooses reasons, processes, threads or states was given.
+hide_idle() {
+	local f
+	[ "$HIDE_IDLE" = 1 ] && [ "$INCIDLE" = 0 ] || return 1
+	for f in ${FILTERS[@]+"${FILTERS[@]}"}; do
+		case $f in
+		--reason=* | --exclude-reason=* | --comm=* | --pid=* | --tid=* | --state=*) return 1 ;;
+		esac
+	done
+	return 0
 }
 
 # ------------------------------------------------------------ collapse

@@ -71,7 +71,7 @@ sub cmd_needsym {
 sub cmd_top {
 	my @a = @_;
 	my %o = (top => 10, width => 0);
-	getopts(\@a, \%o, 'prev=s', 'top=i', 'width=i', 'interval=s', 'iteration=i');
+	getopts(\@a, \%o, 'prev=s', 'top=i', 'width=i', 'interval=s', 'iteration=i', 'include-idle');
 	fail(2, "internal: top needs one file") unless @a == 1;
 	my $cur = parse($a[0]);
 	fail(1, "no offsample stacks in $a[0]") unless @{$cur->{gens}};
@@ -98,13 +98,17 @@ sub cmd_top {
 		$what = sprintf('since generation start (%.1f s)', $cg->{duration} // 0);
 	}
 	$ticks = 0 if $ticks < 0;
-	my (%delta, %rc, $total);
-	$total = 0;
+	my (%delta, %rc, $total, $hid);
+	($total, $hid) = (0, 0);
 	for my $r (@{$cur->{recs}}) {
 		my $k = $r->{line};
 		$k =~ s/^\d+\t//;
 		my $c = $r->{count} - ($base{$k} // 0);
 		next if $c <= 0;
+		if ($r->{reason} eq 'idle' && !$o{'include-idle'}) {
+			$hid += $c;	# idle kernel threads: left out, counted
+			next;
+		}
 		$delta{$k} += $c;
 		$rc{$r->{reason}} += $c;
 		$total += $c;
@@ -117,7 +121,10 @@ sub cmd_top {
 	$out .= $note;
 	$out .= sprintf("%s: %d samples, %d ticks at %s Hz\n", $what, $total, $ticks, $cg->{hz} // '?');
 	my @rs = sort { $rc{$b} <=> $rc{$a} || rank($a) <=> rank($b) || $a cmp $b } keys %rc;
-	$out .= 'reasons: ' . (@rs ? join('  ', map { tag($_) . " $_ " . pct($rc{$_}, $total) } @rs) : '-') . "\n\n";
+	$out .= 'reasons: ' . (@rs ? join('  ', map { tag($_) . " $_ " . pct($rc{$_}, $total) } @rs) : '-') . "\n";
+	$out .= sprintf("left out: %d samples of idle kernel threads (%s of all); --include-idle shows them\n",
+		$hid, pct1($hid, $total + $hid)) if $hid;
+	$out .= "\n";
 	if (!$total) {
 		$out .= "  (no new samples)\n";
 	} else {
@@ -231,6 +238,21 @@ sub cmd_jit {
 
 # ---------------------------------------------------------------- title
 
+# hidden_idle(DATA): the samples of idle kernel threads that the reading
+# command left out ("# hidden-idle:" lines, offsample-select.pl).
+sub hidden_idle {
+	my ($d) = @_;
+	my $n = 0;
+	for my $g (@{$d->{gens}}) {
+		$n += $_->[1] for grep { $_->[0] eq 'hidden-idle' && $_->[1] =~ /^\d+\z/ } @{$g->{extra}};
+	}
+	return $n;
+}
+sub pct1 {
+	my ($n, $of) = @_;
+	return $of ? sprintf('%.1f%%', 100 * $n / $of) : '0%';
+}
+
 sub cmd_title {
 	my @a = @_;
 	my %o;
@@ -239,8 +261,11 @@ sub cmd_title {
 	fail(1, "no offsample stacks in input") unless @{$d->{gens}};
 	my $s = summary($d);
 	if ($o{subtitle}) {
-		printf "%d samples at %s Hz, %s to %s, offsample %s\n", $s->{samples}, $s->{hz},
-			utc($s->{start}), utc($s->{end}), $s->{version};
+		my $hid = hidden_idle($d);
+		printf "%d samples at %s Hz, %s to %s, offsample %s%s\n", $s->{samples}, $s->{hz},
+			utc($s->{start}), utc($s->{end}), $s->{version},
+			$hid ? sprintf('; idle kernel threads left out (%s of all samples): --include-idle shows them',
+				pct1($hid, $s->{samples} + $hid)) : '';
 	} else {
 		my $dur = $s->{duration};
 		my $ds = $dur >= 100 ? sprintf('%.0f s', $dur) : sprintf('%.1f s', $dur);

@@ -67,6 +67,7 @@ cmd_report() {
 		*) files+=("$1"); shift ;;
 		esac
 	done
+	HIDE_IDLE=1
 	gather_inputs r ${files[@]+"${files[@]}"}
 	[ $WSECONDS = 0 ] || opts+=(--seconds)
 	local labels=()

@@ -20,6 +20,11 @@
 #   --state LIST           scheduler state letter is one of LIST
 #   --user-only            keep user frames only (kernel stack dropped)
 #   --kernel-only          keep kernel frames only (user stack dropped)
+#   --hide-idle            leave out the records of reason idle (idle kernel
+#                          threads: report's and flamegraph's default) and
+#                          count their samples in a "# hidden-idle:" line;
+#                          exit 3, writing nothing, when nothing else
+#                          matched (the caller then shows them after all)
 #
 # In the output, each generation's "# samples:" and "# records:" lines are
 # recomputed, and "# filter:" and "# unfiltered-samples:" lines are added
@@ -51,7 +56,7 @@ my %o = (reason => [], 'exclude-reason' => [], comm => [], pid => [],
 	local $SIG{__WARN__} = sub { push @errs, $_[0] };
 	GetOptionsFromArray(\@ARGV, \%o, 'reason=s@', 'exclude-reason=s@',
 		'comm=s@', 'pid=s@', 'tid=s@', 'state=s@', 'cgroup=s',
-		'user-only', 'kernel-only', 'o=s', 'label=s@', 'check') or do {
+		'user-only', 'kernel-only', 'hide-idle', 'o=s', 'label=s@', 'check') or do {
 		my $e = $errs[0] // "invalid option\n";
 		$e =~ s/\n.*//s;
 		usage(lcfirst $e);
@@ -139,6 +144,8 @@ sub need_column {
 my (@gens, $g, %col, $fi);
 my $matched = 0;
 my $nrecs = 0;
+my $hidden = 0;	# samples --hide-idle left out
+my $bad = 0;	# malformed record lines
 for my $file (@files) {
 	my $fh = open_input($file);
 	my $name = $labels[$fi++ // 0] // ($file eq '-' ? 'standard input' : $file);
@@ -173,8 +180,13 @@ REC:	while (my $line = <$fh>) {
 		(my $l = $line) =~ s/\r?\n\z//;
 		next if $l eq '';
 		my @f = split /\t/, $l, -1;
-		my $c = $f[$col{count}] // '';
-		next unless $c =~ /^\d+\z/;	# malformed: the reader counts them
+		# A malformed line is dropped and counted, as the readers do:
+		# they do not see it after this.
+		if (!OffsampleStacks::record_ok(\@f, \%col)) {
+			$bad++;
+			next;
+		}
+		my $c = $f[$col{count}];
 		$nrecs++;
 		my $oldid = ++$g->{oldid};
 		$g->{all} += $c;
@@ -200,6 +212,11 @@ REC:	while (my $line = <$fh>) {
 			my $p = $v->('cgroup');
 			next REC unless $cg eq '' || $p eq $cg || index($p, "$cg/") == 0;
 		}
+		if ($o{'hide-idle'} && $v->('reason') eq 'idle') {
+			$g->{hidden} += $c;
+			$hidden += $c;
+			next;
+		}
 		if ($o{'user-only'} || $o{'kernel-only'}) {
 			my $drop = $o{'user-only'} ? 'kstack' : 'ustack';
 			my $i = $col{$drop};
@@ -216,6 +233,8 @@ REC:	while (my $line = <$fh>) {
 }
 
 fail(1, "no offsample stacks in the input") unless @gens;
+print STDERR "$OffsampleStacks::PROG: skipped $bad malformed lines\n" if $bad;
+exit 3 if !$matched && $hidden;	# idle threads alone: the caller shows them
 if (!$matched) {
 	fail(1, $nrecs ? "no stack matches the filters (" . join(' ', @desc) . ")"
 		       : "no samples in the input");
@@ -238,9 +257,13 @@ for my $g (@gens) {
 		s/^# records: .*/# records: $n/;
 		s/^# blockers: .*/# blockers: @{[$g->{nedge} \/\/ 0]}/;
 	}
+	my @add;
 	if ($desc ne '') {
-		my @add = ("# filter: $desc\n");
+		push @add, "# filter: $desc\n";
 		push @add, "# unfiltered-samples: $g->{all}\n" unless $had;
+	}
+	push @add, "# hidden-idle: $g->{hidden}\n" if $g->{hidden};
+	if (@add) {
 		my $at = @h;
 		for my $i (1 .. $#h) {
 			if ($h[$i] =~ /^# columns:/) { $at = $i; last; }

@@ -9,6 +9,7 @@
 help_top() {
 	cat <<'EOF'
 Usage: offsample top [-i SECONDS] [-n COUNT] [--top N] [--no-symbolize]
+                     [--include-idle]
 
 A live view of the reasons and the top stacks of the samples taken since
 the previous refresh (the difference between two reads of
@@ -21,6 +22,8 @@ is shown alone, with a note.
   --top N                  stacks shown (default 10)
   --no-symbolize           show user frames as PATH+0xOFFSET instead of
                            naming them with offsample-symbolize
+  --include-idle           show idle kernel threads (reason idle) too; left
+                           out by default, with a line saying how many
 
 On a terminal the screen is redrawn and q (or Ctrl-C) quits, restoring
 the terminal.  Without a terminal every refresh is printed, followed by
@@ -43,11 +46,12 @@ top_exit() {
 }
 
 cmd_top() {
-	local interval=2 count= ntop=10 nosym=0
+	local interval=2 count= ntop=10 nosym=0 idle=()
 	while [ $# -gt 0 ]; do
 		case $1 in
 		-h | --help) help_top; exit 0 ;;
 		--no-symbolize) nosym=1; shift ;;
+		--include-idle) idle=(--include-idle); shift ;;
 		-i | -i?* | --interval | --interval=*) optval -i "$@"; interval=$OPTVAL; shift "$SHIFTN" ;;
 		-n | -n?* | --iterations | --iterations=*) optval -n "$@"; count=$OPTVAL; shift "$SHIFTN" ;;
 		--top | --top=*) optval --top "$@"; ntop=$OPTVAL; shift "$SHIFTN" ;;
@@ -96,7 +100,7 @@ cmd_top() {
 			is_uint "${width:-}" || width=0
 		fi
 		frame=$(lib top "${prev[@]}" --interval "$((el / 1000000)).$(((el % 1000000) / 100000))" \
-			--top "$ntop" --width "$width" "$t/cur") || exit 1
+			--top "$ntop" --width "$width" ${idle[@]+"${idle[@]}"} "$t/cur") || exit 1
 		mv -f -- "$t/cur" "$t/prev"
 		prev=(--prev "$t/prev")
 		n=$((n + 1))
