@@ -55,7 +55,7 @@ EOF
 	cat <<'EOF'
 
 Examples:
-  offsample flamegraph --exclude-reason idle -o offcpu.svg
+  offsample flamegraph -o offcpu.svg           # idle kernel threads left out
   offsample flamegraph --show cgroup,wobj -o host.svg rec.stacks
   ssh db1 cat /proc/offsample/stacks | offsample flamegraph -o db1.svg
   offsample flamegraph --critical -o critical.svg app.stacks

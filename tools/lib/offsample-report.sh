@@ -37,7 +37,7 @@ EOF
 	cat <<'EOF'
 
 Examples:
-  offsample report --exclude-reason idle          # the live table
+  offsample report                                # the live table, idle threads left out
   offsample report --by process --reason io,lock rec.stacks
   ssh db1 cat /proc/offsample/stacks | offsample report --top 3
 EOF
