@@ -141,6 +141,9 @@ teardown() {
 	assert_line --regexp '^  \[L\] lock +[0-9]+ +[0-9.]+% '
 	assert_line --regexp '^\[L\] lock: [0-9]+ samples'
 	assert_line --regexp '^      processes: .*osw-mutex'
+	# The guest's idle kernel threads are left out, and counted.
+	assert_line --regexp '^# left out: [1-9][0-9]* samples of idle kernel threads \(reason idle, [0-9.]+% of all\); --include-idle shows them$'
+	refute_line --regexp '^  \[D\] idle '
 	# The live file (user frames left unnamed: naming every program on
 	# the guest costs half a minute under emulation, and the report's
 	# own naming is checked above on the recording).
