@@ -609,7 +609,7 @@ record_line() {
 	run -0 "$T/co/offsample-symbolize" "$T/warm"
 	local want=$output
 	assert_output --partial "	dbg_static_leaf+"
-	rm "$T/co/lib/OffsampleDebuginfo.pm"
+	rm "$T/co/lib/OffsampleDebuginfo.pm" "$T/co/lib/OffsampleDebuginfod.pm"
 	run -0 "$T/co/offsample-symbolize" "$T/warm"
 	assert_equal "$output" "$want"
 	run -1 --separate-stderr "$T/co/offsample-symbolize" --no-cache "$T/warm"
@@ -622,7 +622,7 @@ record_line() {
 	mkdir -p "$a"
 	perl "$ROOT/packaging/inline-reader.pl" "$SYM" "$ROOT/tools/lib/OffsampleStacks.pm" 9.9.9 > "$a/offsample-symbolize"
 	chmod 755 "$a/offsample-symbolize"
-	run -1 grep -c '^use OffsampleStacks\|^# BEGIN lazy OffsampleDebuginfo$' "$a/offsample-symbolize"
+	run -1 grep -c '^use OffsampleStacks\|^# BEGIN lazy OffsampleDebuginfod\?$' "$a/offsample-symbolize"
 	rm -rf "$T/dfd-cache"
 	run --separate-stderr env DEBUGINFOD_URLS="$DFD" "$a/offsample-symbolize" --no-cache "$T/in"
 	assert_success
@@ -651,4 +651,211 @@ record_line() {
 	run --separate-stderr env DEBUGINFOD_URLS="file:///srv/debug" "$SYM" --no-cache "$T/in"
 	assert_success
 	assert_equal "$stderr" "offsample-symbolize: DEBUGINFOD_URLS: 'file:///srv/debug' is not an http:// or https:// URL; not used"
+}
+
+# fake_server MODE ARG: an HTTP server on 127.0.0.1 answering every
+# request alike: "file PATH" (200, PATH with its Content-Length),
+# "stream PATH" (200, PATH without a length, the connection closed at
+# its end), "redirect URL" (302 to URL and the request's path).  Its URL
+# in LURL, its pid in LISTENER_PID; each request logged to T/fake.log.
+fake_server() {
+	local i
+	: > "$T/fake.log"
+	perl -MIO::Socket::INET -e '
+		my ($mode, $arg, $logf) = @ARGV;
+		my $s = IO::Socket::INET->new(LocalAddr => "127.0.0.1", LocalPort => 0, Listen => 64, ReuseAddr => 1) or die "listen: $!";
+		open(my $log, ">>", $logf) or die; $log->autoflush(1);
+		print $log "port ", $s->sockport, "\n";
+		$SIG{PIPE} = "IGNORE";
+		while (my $c = $s->accept) {
+			my $req = <$c> // next;
+			while (my $h = <$c>) { last if $h =~ /^\r?\n\z/ }
+			my ($path) = $req =~ /^GET (\S+)/;
+			print $log "GET $path\n";
+			if ($mode eq "redirect") {
+				print $c "HTTP/1.1 302 Found\r\nLocation: $arg$path\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+			} else {
+				open(my $f, "<:raw", $arg) or die; local $/; my $b = <$f>;
+				print $c "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n",
+					($mode eq "file" ? "Content-Length: " . length($b) . "\r\n" : ""), "Connection: close\r\n\r\n", $b;
+			}
+			close $c;
+		}' "$1" "$2" "$T/fake.log" 3>&- &
+	LISTENER_PID=$!
+	for i in $(seq 50); do
+		grep -q '^port ' "$T/fake.log" && break
+		sleep 0.1
+	done
+	LURL=http://127.0.0.1:$(sed -n 's/^port //p' "$T/fake.log")
+}
+
+@test "debuginfod: a file whose build-id is not the one asked for is not used, from a server or from the cache" {
+	local how other
+	other=$(readelf -nW "$S/progx" | sed -n 's/.*Build ID: *//p')
+	[ "$other" != "$BUILDID" ] || false
+	objcopy --only-keep-debug "$S/progx" "$T/other.debug"
+	fake_server file "$T/other.debug"
+	mkstacks "$T/in" "$V/e/prog"
+	for how in debuginfod-find curl perl; do
+		rm -rf "$T/dfd-cache" "$T/cache"
+		run --separate-stderr env OFFSAMPLE_DEBUGINFOD_CLIENT=$how DEBUGINFOD_URLS="$LURL" "$SYM" --no-cache "$T/in"
+		assert_success
+		assert_equal "$(ustacks <<< "$output")" "$(ustack "$V/e/prog")"
+		assert_regex "$stderr" "^offsample-symbolize: debuginfod: .*build-id $other.*; not asked again"
+		[ "$how" = debuginfod-find ] || [ ! -e "$T/dfd-cache/$BUILDID/debuginfo" ] || false
+	done
+	# A wrong file already in the cache (as another client left it):
+	# not used, and said so.
+	rm -rf "$T/dfd-cache"
+	mkdir -p "$T/dfd-cache/$BUILDID"
+	cp "$T/other.debug" "$T/dfd-cache/$BUILDID/debuginfo"
+	run --separate-stderr env DEBUGINFOD_URLS="$LURL" "$SYM" --no-cache "$T/in"
+	assert_success
+	assert_equal "$(ustacks <<< "$output")" "$(ustack "$V/e/prog")"
+	assert_equal "$stderr" "offsample-symbolize: debuginfod: $T/dfd-cache/$BUILDID/debuginfo is not the debug file of $BUILDID (its build-id: $other); not used"
+}
+
+@test "debuginfod: a file larger than DEBUGINFOD_MAXSIZE is not fetched, whether or not the server says its size; the server is not taken for down" {
+	need_debuginfod
+	local how size mode
+	size=$(stat -c %s "$S/prog.debug")
+	mkstacks "$T/in" "$V/e/prog"
+	# The real server says the size: every client refuses it.
+	for how in debuginfod-find curl perl; do
+		rm -rf "$T/dfd-cache" "$T/cache"
+		run --separate-stderr env OFFSAMPLE_DEBUGINFOD_CLIENT=$how DEBUGINFOD_URLS="$DFD" DEBUGINFOD_MAXSIZE=$((size - 1)) "$SYM" "$T/in"
+		assert_success
+		assert_equal "$(ustacks <<< "$output")" "$(ustack "$V/e/prog")"
+		assert_equal "$stderr" "offsample-symbolize: debuginfod: the debug file of $BUILDID is larger than $((size - 1)) bytes (DEBUGINFOD_MAXSIZE); not fetched"
+		run -0 find "$T/dfd-cache" -type f -size +0 -path "*$BUILDID*"
+		assert_output ""
+		# Not marked down: with the limit raised, the next run fetches.
+		rm -rf "$T/dfd-cache"
+		run --separate-stderr env OFFSAMPLE_DEBUGINFOD_CLIENT=$how DEBUGINFOD_URLS="$DFD" DEBUGINFOD_MAXSIZE=$size "$SYM" "$T/in"
+		assert_success
+		assert_equal "$stderr" ""
+		assert_equal "$(ustacks <<< "$output")" "$(named prog)"
+	done
+	# A server that does not say the size: stopped at the limit.
+	for mode in stream file; do
+		fake_server "$mode" "$S/prog.debug"
+		for how in debuginfod-find curl perl; do
+			rm -rf "$T/dfd-cache" "$T/cache"
+			run --separate-stderr env OFFSAMPLE_DEBUGINFOD_CLIENT=$how DEBUGINFOD_URLS="$LURL" DEBUGINFOD_MAXSIZE=1000 "$SYM" "$T/in"
+			assert_success
+			assert_equal "$(ustacks <<< "$output")" "$(ustack "$V/e/prog")"
+			# (debuginfod-find only knows that it could not write.)
+			assert_regex "$stderr" "^offsample-symbolize: debuginfod: the debug file of $BUILDID is larger than 1000 bytes \(DEBUGINFOD_MAXSIZE\)( or could not be written to the cache)?; not fetched\$"
+			run -0 find "$T/dfd-cache" -type f -size +1000c
+			assert_output ""
+		done
+		kill "$LISTENER_PID"
+	done
+}
+
+@test "debuginfod: redirects followed (HTTP and HTTPS only), as the elfutils client does" {
+	need_debuginfod
+	local how
+	fake_server redirect "$DFD"
+	mkstacks "$T/in" "$V/e/prog"
+	for how in debuginfod-find curl perl; do
+		rm -rf "$T/dfd-cache"
+		run --separate-stderr env OFFSAMPLE_DEBUGINFOD_CLIENT=$how DEBUGINFOD_URLS="$LURL" "$SYM" --no-cache "$T/in"
+		assert_success
+		assert_equal "$stderr" ""
+		assert_equal "$(ustacks <<< "$output")" "$(named prog)"
+	done
+	assert_equal "$(grep -c "^GET /buildid/$BUILDID/debuginfo\$" "$T/fake.log")" 3
+	kill "$LISTENER_PID"
+	# Not to another scheme.
+	fake_server redirect "file://$S"
+	for how in curl perl; do
+		rm -rf "$T/dfd-cache"
+		run --separate-stderr env OFFSAMPLE_DEBUGINFOD_CLIENT=$how DEBUGINFOD_URLS="$LURL" "$SYM" --no-cache "$T/in"
+		assert_success
+		assert_equal "$(ustacks <<< "$output")" "$(ustack "$V/e/prog")"
+		assert_regex "$stderr" '^offsample-symbolize: debuginfod: .*; not asked again'
+	done
+}
+
+@test "debuginfod: a client cache that is not private is not used; a miss is never written through a link planted in the cache; stale partial downloads removed" {
+	need_debuginfod
+	local id
+	listener "$T/conn.log"
+	mkstacks "$T/in" "$V/e/prog"
+	mkdir -p "$T/dfd-cache"
+	chmod 0777 "$T/dfd-cache"
+	run --separate-stderr env DEBUGINFOD_URLS="$LURL" DEBUGINFOD_TIMEOUT=1 "$SYM" --no-cache "$T/in"
+	assert_success
+	assert_equal "$(ustacks <<< "$output")" "$(ustack "$V/e/prog")"
+	assert_equal "$stderr" "offsample-symbolize: debuginfod: the cache $T/dfd-cache is not private to user $(id -u) (owner $(id -u), mode 0777); not used (DEBUGINFOD_CACHE_PATH chooses another)"
+	assert_equal "$(connections "$T/conn.log")" 0
+	if [ "$(id -u)" = 0 ]; then
+		chmod 0700 "$T/dfd-cache"
+		chown 65534 "$T/dfd-cache"
+		run --separate-stderr env DEBUGINFOD_URLS="$LURL" DEBUGINFOD_TIMEOUT=1 "$SYM" --no-cache "$T/in"
+		assert_success
+		assert_regex "$stderr" "the cache $T/dfd-cache is not private to user 0 \(owner 65534, mode 0700\); not used"
+		assert_equal "$(connections "$T/conn.log")" 0
+	fi
+	# A private cache where a link waits at the miss's place (dangling:
+	# it would be followed to make a file elsewhere).
+	rm -rf "$T/dfd-cache"
+	id=$(readelf -nW "$V/d/progx" | sed -n 's/.*Build ID: *//p')
+	mkdir -p -m 0700 "$T/dfd-cache/$id"
+	ln -s "$T/planted" "$T/dfd-cache/$id/debuginfo"
+	: > "$T/dfd-cache/$id/.debuginfo.77.abc"
+	touch -d '-2 hours' "$T/dfd-cache/$id/.debuginfo.77.abc"
+	: > "$T/dfd-cache/$id/.debuginfo.78.abd"
+	{ header; record_line "$V/d/progx" "$(ustack "$V/d/progx" "$S/progx")"; } > "$T/in2"
+	for how in curl perl; do
+		run --separate-stderr env OFFSAMPLE_DEBUGINFOD_CLIENT=$how DEBUGINFOD_URLS="$DFD" "$SYM" --no-cache "$T/in2"
+		assert_success
+		assert_equal "$stderr" ""
+		assert_output --partial "	dbg_static_leaf+"
+		[ ! -e "$T/planted" ] && [ ! -L "$T/dfd-cache/$id/debuginfo" ] || false
+		[ -f "$T/dfd-cache/$id/debuginfo" ] && [ ! -s "$T/dfd-cache/$id/debuginfo" ] || false
+		rm "$T/dfd-cache/$id/debuginfo"
+		ln -s "$T/planted" "$T/dfd-cache/$id/debuginfo"
+	done
+	run -0 ls -A "$T/dfd-cache/$id"
+	assert_output $'.debuginfo.78.abd\ndebuginfo'
+}
+
+@test "debuginfod: ima: tokens in DEBUGINFOD_URLS (elfutils 0.190+) are no URLs; servers under ima:enforcing are asked only through debuginfod-find" {
+	need_debuginfod
+	local how n
+	mkstacks "$T/in" "$V/e/prog"
+	for how in curl perl; do
+		rm -rf "$T/dfd-cache"
+		run --separate-stderr env OFFSAMPLE_DEBUGINFOD_CLIENT=$how DEBUGINFOD_URLS="ima:permissive $DFD" "$SYM" --no-cache "$T/in"
+		assert_success
+		assert_equal "$stderr" ""
+		assert_equal "$(ustacks <<< "$output")" "$(named prog)"
+		rm -rf "$T/dfd-cache"
+		n=$(debuginfo_requests)
+		run --separate-stderr env OFFSAMPLE_DEBUGINFOD_CLIENT=$how DEBUGINFOD_URLS="ima:enforcing $DFD" "$SYM" --no-cache "$T/in"
+		assert_success
+		assert_equal "$stderr" "offsample-symbolize: debuginfod: $DFD not asked: ima:enforcing in DEBUGINFOD_URLS asks for signed files, which only debuginfod-find (elfutils 0.190 or later) checks"
+		assert_equal "$(ustacks <<< "$output")" "$(ustack "$V/e/prog")"
+		assert_equal "$(debuginfo_requests)" "$n"
+		[ ! -e "$T/dfd-cache/$BUILDID/debuginfo" ] || false
+	done
+	# Tokens alone are no server.
+	run --separate-stderr "$SYM" --debuginfod ima:ignore "$T/in"
+	assert_failure 2
+	assert_equal "$stderr" "offsample-symbolize: --debuginfod needs a URL"
+}
+
+@test "a build-id longer than 64 bytes is taken as none: not asked for, cached by path" {
+	listener "$T/conn.log"
+	(cd "$S" && gcc -O1 -g -Wl,--build-id=0x$(printf 'ab%.0s' $(seq 80)) -o "$T/longid" dbg.c && strip "$T/longid")
+	readelf -nW "$T/longid" | grep -q "Build ID: $(printf 'ab%.0s' $(seq 80))" || false
+	{ header; fileline "$T/longid"; printf '1\tsleep\tS\t10\t11\tprog\tprog-w\t%s\t%s\tclock_nanosleep\t/test.slice\n' "$KST" "$T/longid+0x1040"; } > "$T/in"
+	run --separate-stderr env DEBUGINFOD_URLS="$LURL" DEBUGINFOD_TIMEOUT=1 "$SYM" "$T/in"
+	assert_success
+	assert_equal "$stderr" ""
+	assert_equal "$(connections "$T/conn.log")" 0
+	run -0 ls "$T/cache/syms"
+	assert_output --regexp '^path-[0-9a-f]{32}-[0-9]+-[0-9]+$'
 }

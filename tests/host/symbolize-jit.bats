@@ -542,3 +542,60 @@ EOF
 	run -0 "$SYM" "$T/in"
 	assert_equal "$(ustacks <<< "$output")" "py::inner_fn:$T/pf.py+0x4 ([jit])"
 }
+
+@test "a map owned by another user than the process's or root is not used (as perf), nor a link or a FIFO at its name; the process's user's own map is" {
+	[ "$(id -u)" = 0 ] || skip "needs root (files and a process of another user)"
+	start osj-own
+	echo '1000 100 mine' | permap "$PID"
+	stacks "$T/in" 'comm,pid' <<< "osj-own	$PID	[anon]+0x1010"
+	run -0 "$SYM" "$T/in"
+	assert_equal "$(ustacks <<< "$output")" 'mine+0x10 ([jit])'
+	# Left there by another user: not used, said once.
+	chown 65534 "/tmp/perf-$PID.map"
+	run --separate-stderr "$SYM" "$T/in"
+	assert_success
+	assert_equal "$(ustacks <<< "$output")" '[anon]+0x1010'
+	assert_equal "$stderr" "offsample-symbolize: /proc/$PID/root/tmp/perf-$PID.map: owned by user 65534, not by the process's user or root; not used"
+	# A link to a good map, a FIFO: not used, no hang.
+	echo '1000 100 linked' > "$T/linked.map"
+	rm "/tmp/perf-$PID.map"
+	ln -s "$T/linked.map" "/tmp/perf-$PID.map"
+	run -0 "$SYM" "$T/in"
+	assert_equal "$(ustacks <<< "$output")" '[anon]+0x1010'
+	rm "/tmp/perf-$PID.map"
+	mkfifo "/tmp/perf-$PID.map"
+	run -0 timeout 30 "$SYM" "$T/in"
+	assert_equal "$(ustacks <<< "$output")" '[anon]+0x1010'
+	rm "/tmp/perf-$PID.map"
+	# A process of user 65534 with its own map.
+	setpriv --reuid=65534 --regid=65534 --clear-groups sleep 300 &
+	local n=$!
+	PIDS+=("$n")
+	RM+=("/tmp/perf-$n.map")
+	waitfor grep -q '^Uid:[[:space:]]*65534' "/proc/$n/status"
+	echo '2000 100 nobodys' > "/tmp/perf-$n.map"
+	chown 65534 "/tmp/perf-$n.map"
+	stacks "$T/in2" 'comm,pid' <<< "sleep	$n	[anon]+0x2010"
+	run --separate-stderr "$SYM" "$T/in2"
+	assert_success
+	assert_equal "$stderr" ""
+	assert_equal "$(ustacks <<< "$output")" 'nobodys+0x10 ([jit])'
+}
+
+@test "a perf map larger than 64 MiB: its last 64 MiB read; more than 262144 entries: the last ones kept; each said once" {
+	start osj-huge
+	# 340,000 lines of about 210 bytes: 68 MiB.
+	perl -e 'my $pad = "x" x 190; printf "%x 10 f%d_%s\n", 0x10000000 + $_ * 16, $_, $pad for 0 .. 339999' |
+		permap "$PID"
+	[ "$(stat -c %s "/tmp/perf-$PID.map")" -gt $((64 << 20)) ] || false
+	local first=$((340000 - 262144)) a
+	a() { printf '[anon]+0x%x' $((0x10000000 + $1 * 16 + 5)); }
+	stacks "$T/in" <<< "osj-huge	-	$(a 0);$(a $((first - 1)));$(a "$first");$(a 339999)"
+	run --separate-stderr "$SYM" "$T/in"
+	assert_success
+	local pad
+	pad=$(printf 'x%.0s' $(seq 190))
+	assert_equal "$(ustacks <<< "$output")" "$(a 0);$(a $((first - 1)));f${first}_$pad+0x5 ([jit]);f339999_$pad+0x5 ([jit])"
+	assert_equal "$stderr" "offsample-symbolize: /proc/$PID/root/tmp/perf-$PID.map: larger than 64 MiB; only its last 64 MiB read
+offsample-symbolize: /proc/$PID/root/tmp/perf-$PID.map: more than 262144 entries; the earliest left out"
+}

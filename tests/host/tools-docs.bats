@@ -22,6 +22,7 @@ setup() {
 	run -0 perl -c "$SCP"
 	run -0 perl -c "$SYMB"
 	run -0 perl -c "$ROOT/tools/lib/OffsampleDebuginfo.pm"
+	run -0 perl -I"$ROOT/tools/lib" -c "$ROOT/tools/lib/OffsampleDebuginfod.pm"
 	run -0 perl -c "$ROOT/tools/lib/offsample-lib.pl"
 	run -0 perl -c "$ROOT/tools/lib/offsample-pprof.pl"
 	run -0 perl -c "$ROOT/tools/lib/offsample-select.pl"

@@ -27,11 +27,26 @@ package OffsampleJit;
 use strict;
 use warnings;
 no warnings 'portable';		# 64-bit hex addresses
+use Fcntl qw(O_RDONLY O_NONBLOCK O_NOFOLLOW);
 
 our $PROC = '/proc';
 our $MODULE = '[jit]';		# the pseudo file of a named frame
+our $ME = 'offsample-symbolize';	# the name in messages
+# Bounds on what one process's maps may cost (a perf map entry costs
+# about 250 bytes of memory here): the last MAX_MAP_BYTES of a perf map
+# are read, and the last MAX_ENTRIES entries of a process are kept (a
+# later entry wins anyway); at most MAX_RECORDS records of a jitdump.
+our $MAX_MAP_BYTES = 64 << 20;
+our $MAX_ENTRIES = 1 << 18;
+our $MAX_RECORDS = 1 << 22;
 my $VERSION = 'v1';		# of the "# jit:" lines (the "# jit-maps:" line)
 my $BIG = 1 << 20;		# entries larger than this are looked up apart
+
+my %noted;
+sub note {	# note(KEY, MESSAGE): MESSAGE on stderr, once per KEY and run
+	my ($key, $msg) = @_;
+	print STDERR "$ME: $msg\n" unless $noted{$key}++;
+}
 
 # ---------------------------------------------------------------- text
 
@@ -69,13 +84,50 @@ sub slurp {	# slurp(FILE, MAX): up to MAX bytes (64 KiB) of FILE, or undef
 # them: a later entry covering an address wins over an earlier one (a
 # runtime appends the new code it puts where old code was).
 
-# perf_map(PATH) -> [entries], or undef when PATH cannot be read.  Lines
-# that are not "START SIZE NAME" are skipped, and so is a last line
-# without its newline: the runtime is writing it (its name may be cut).
+# open_map(PATH, OWNERS, MAGIC) -> a handle on PATH; undef when there is
+# none, 0 when there is one that is not used.  Used: a regular
+# file (a FIFO would block: opened non-blocking), not reached through a
+# link at its last name (unless MAGIC: a /proc/PID/map_files link, which
+# is the mapped file itself), owned by root, by the user reading, or by
+# one of OWNERS (the process's user ids): as perf, which ignores a map
+# "not owned by current user or root", so that another user cannot name
+# a process's frames by leaving a file at its name in /tmp.
+sub open_map {
+	my ($path, $owners, $magic) = @_;
+	my $fh;
+	sysopen($fh, $path, O_RDONLY | O_NONBLOCK | ($magic ? 0 : O_NOFOLLOW)) or return;
+	my @st = stat $fh;
+	return 0 unless @st && -f _;
+	if ($st[4] != 0 && $st[4] != $> && !grep { $_ == $st[4] } @{$owners // []}) {
+		note("owner $path", "$path: owned by user $st[4], not by the process's user or root; not used");
+		return 0;
+	}
+	binmode $fh;
+	return $fh;
+}
+
+# keep(ENTRIES, PATH): at most MAX_ENTRIES entries left, the last ones.
+sub keep {
+	my ($e, $path) = @_;
+	return if @$e <= $MAX_ENTRIES;
+	note("entries $path", sprintf('%s: more than %d entries; the earliest left out', $path, $MAX_ENTRIES));
+	splice(@$e, 0, @$e - $MAX_ENTRIES);
+}
+
+# perf_map(PATH, OWNERS) -> [entries], undef when PATH cannot be read,
+# none when it is not used (open_map).  Lines that are not "START SIZE NAME" are skipped, and so
+# is a last line without its newline: the runtime is writing it (its
+# name may be cut).  Of a map larger than MAX_MAP_BYTES, its end.
 sub perf_map {
-	my ($path) = @_;
-	open(my $fh, '<:raw', $path) or return;
-	return unless -f $fh;
+	my ($path, $owners) = @_;
+	my $fh = open_map($path, $owners) // return;
+	return [] unless $fh;
+	my $size = -s $fh;
+	if ($size > $MAX_MAP_BYTES) {
+		note("size $path", sprintf('%s: larger than %d MiB; only its last %d MiB read', $path, $MAX_MAP_BYTES >> 20, $MAX_MAP_BYTES >> 20));
+		seek($fh, $size - $MAX_MAP_BYTES, 0) or return;
+		my $cut = <$fh>;	# the rest of a line cut by the seek
+	}
 	my @e;
 	while (my $l = <$fh>) {
 		last unless $l =~ s/\n\z//;
@@ -83,13 +135,15 @@ sub perf_map {
 		next unless $l =~ /^(?:0[xX])?([0-9a-fA-F]{1,16})[ \t]+(?:0[xX])?([0-9a-fA-F]{1,16})[ \t](.+)\z/s;
 		my ($s, $z) = (hex $1, hex $2);
 		push @e, [$s, $z, esc($3), 'perf-map'] if $s && $z;
+		splice(@e, 0, $MAX_ENTRIES) if @e >= 2 * $MAX_ENTRIES;
 	}
 	close $fh;
+	keep(\@e, $path);
 	return \@e;
 }
 
-# jitdump(PATH) -> [entries], or undef when PATH cannot be read or is not
-# a jitdump (magic "JiTD" in either byte order; the writer's byte order
+# jitdump(PATH, OWNERS, MAGIC) -> [entries], none when PATH is not used
+# (open_map), undef when it cannot be read or is not a jitdump (magic "JiTD" in either byte order; the writer's byte order
 # is used for every field; elf_mach and the reserved word are not looked
 # at: writers leave them unset).  CODE_LOAD adds an entry (code_addr,
 # code_size, the name), CODE_MOVE moves the code of an earlier load (by
@@ -98,10 +152,10 @@ sub perf_map {
 # appending it) or makes no sense ends the reading: the entries before
 # it are kept.
 sub jitdump {
-	my ($path) = @_;
-	open(my $fh, '<:raw', $path) or return;
-	return unless -f $fh;
-	my $fsize = -s _;
+	my ($path, $owners, $magic) = @_;
+	my $fh = open_map($path, $owners, $magic) // return;
+	return [] unless $fh;
+	my $fsize = -s $fh;
 	my $h = '';
 	return unless (read($fh, $h, 40) // 0) == 40;
 	my $m = unpack('V', $h);
@@ -109,8 +163,13 @@ sub jitdump {
 	my $hsize = unpack("x8 L$e", $h);
 	$hsize = 40 if $hsize < 40 || $hsize > 4096;
 	my (@e, %name, $p, $b);
-	my $at = $hsize;
+	my ($at, $n) = ($hsize, 0);
 	while ($at + 16 <= $fsize) {
+		if (++$n > $MAX_RECORDS) {
+			note("records $path", sprintf('%s: more than %d records; the rest not read', $path, $MAX_RECORDS));
+			last;
+		}
+		splice(@e, 0, $MAX_ENTRIES) if @e >= 2 * $MAX_ENTRIES;
 		seek($fh, $at, 0) or last;
 		last unless (read($fh, $p, 16) // 0) == 16;
 		my ($id, $size) = unpack("L$e L$e", $p);
@@ -140,6 +199,7 @@ sub jitdump {
 		$at += $size;
 	}
 	close $fh;
+	keep(\@e, $path);
 	return \@e;
 }
 
@@ -191,6 +251,13 @@ sub nspid {
 	return $pid;
 }
 
+# uids(PID) -> [its real, effective, saved and filesystem user ids].
+sub uids {
+	my ($pid) = @_;
+	my $s = slurp("$PROC/$pid/status") // return [];
+	return $s =~ /^Uid:[ \t]*([\d \t]+)$/m ? [split ' ', $1] : [];
+}
+
 # proc_table(PID) -> the lookup table of what PID's maps hold (undef:
 # none).  A live process: the jitdump files it maps (jit-NSPID.dump or
 # jit-PID.dump; opened through /proc/PID/map_files, else through its
@@ -203,21 +270,26 @@ sub proc_table {
 	return $TAB{$pid} if exists $TAB{$pid};
 	my @all;
 	if (-d "$PROC/$pid") {
-		my $ns = nspid($pid);
+		my ($ns, $uids) = (nspid($pid), uids($pid));
 		if (open(my $fh, '<', "$PROC/$pid/maps")) {
 			my %seen;
 			while (my $l = <$fh>) {
 				next unless $l =~ m{^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \S+ +(/(?:.*/)?jit-(\d+)\.dump)\n?\z};
 				my ($lo, $hi, $path, $n) = ($1, $2, $3, $4);
 				next if $n ne $ns && $n ne $pid || $seen{$path}++;
-				my $d = jitdump(sprintf('%s/%s/map_files/%x-%x', $PROC, $pid, hex $lo, hex $hi))
-					// jitdump("$PROC/$pid/root$path");
+				my $d = jitdump(sprintf('%s/%s/map_files/%x-%x', $PROC, $pid, hex $lo, hex $hi), $uids, 1)
+					// jitdump("$PROC/$pid/root$path", $uids);
 				push @all, @$d if $d;
 			}
 			close $fh;
 		}
-		my $m = perf_map("$PROC/$pid/root/tmp/perf-$ns.map") // perf_map("/tmp/perf-$pid.map");
+		# The process's /tmp, unless it is a link (an absolute one
+		# would be followed from this process's root, not its own).
+		my $m;
+		$m = perf_map("$PROC/$pid/root/tmp/perf-$ns.map", $uids) if -d "$PROC/$pid/root/tmp" && !-l "$PROC/$pid/root/tmp";
+		$m //= perf_map("/tmp/perf-$pid.map", $uids);
 		push @all, @$m if $m;
+		keep(\@all, "process $pid");
 	} else {
 		for my $d (jitdump("/tmp/jit-$pid.dump"), perf_map("/tmp/perf-$pid.map")) {
 			push @all, @$d if $d;

@@ -225,6 +225,8 @@ sub cmd_jit {
 	my @a = @_;
 	fail(2, "jit: IN OUT expected") unless @a == 2;
 	require OffsampleJit;
+	no warnings 'once';
+	$OffsampleJit::ME = 'offsample';
 	open(my $in, '<', $a[0]) or fail(1, "cannot read $a[0]: " . lc "$!");
 	my $buf = '';
 	open(my $mem, '>', \$buf) or fail(1, 'out of memory');
