@@ -3,6 +3,8 @@
 #
 # Man pages, examples and the scripts themselves: render without warnings,
 # document every command and option the tools accept, examples are valid.
+# README.md stays a short user document and docs/README.md an index of
+# docs/, their links and pictures valid.
 #
 #   bats tests/host/tools-docs.bats
 
@@ -211,4 +213,114 @@ setup() {
 		grep -q "offsample $c\b" <<< "$ex" || { echo "no example of offsample $c"; return 1; }
 	done
 	grep -qF 'offsample record \-F 49 \-o build.stacks \-\- make' <<< "$ex"
+}
+
+# --- README.md as a user document, and the docs index (issue 47) ---
+
+# The commands `offsample --help` lists (not `help` itself).
+help_commands() {
+	"$OFFS" --help | sed -n '/^Commands:/,/^$/s/^  \([a-z][a-z-]*\).*/\1/p' | grep -vx help | sort -u
+}
+
+# doc_time FILE: when FILE last changed, as seconds since the epoch: its
+# last commit (now, when it has changes not committed yet), or its mtime
+# outside a git checkout.  mtimes say nothing in a fresh clone.
+doc_time() {
+	local f=$1 t
+	if t=$(git -C "$ROOT" log -1 --format=%ct -- "$f" 2>/dev/null) && [ -n "$t" ]; then
+		if [ -n "$(git -C "$ROOT" status --porcelain -- "$f" 2>/dev/null)" ]; then
+			date +%s
+		else
+			echo "$t"
+		fi
+	else
+		stat -c %Y "$ROOT/$f"
+	fi
+}
+
+@test "README.md: a user document of at most 12 KB" {
+	local n
+	n=$(wc -c < "$ROOT/README.md")
+	[ "$n" -le 12288 ] || { echo "README.md is $n bytes (at most 12288: history goes to NEWS.md, details to docs/)"; return 1; }
+}
+
+@test "README.md and TOOLS.md's command table name every command of offsample --help" {
+	local cmds c table
+	cmds=$(help_commands)
+	[ "$(wc -w <<< "$cmds")" -ge 12 ]
+	# The help and the dispatcher agree.
+	assert_equal "$cmds" "$(sed -n 's/^COMMANDS="\(.*\)"$/\1/p' "$OFFS" | tr ' ' '\n' | sort -u)"
+	table=$(grep '^| `offsample` |' "$ROOT/docs/TOOLS.md")
+	[ -n "$table" ]
+	for c in $cmds; do
+		grep -q "offsample $c\b" "$ROOT/README.md" || { echo "README.md never shows offsample $c"; return 1; }
+		grep -qw -- "$c" <<< "$table" || { echo "docs/TOOLS.md's command table lacks $c"; return 1; }
+	done
+}
+
+@test "README.md and docs/*.md: no paths of a developer's machine" {
+	run grep -nE '(^|[][[:space:]`"'\''(=:;,|])/(work|home|root)/' "$ROOT/README.md" "$ROOT"/docs/*.md
+	assert_failure 1
+	assert_output ""
+}
+
+@test "README.md's pictures exist; the flame graph PNG is not older than the renderer" {
+	local img n=0 f png t_png t
+	for img in $(grep -oE '\]\([^)#]+\.(png|svg|jpg|gif)\)' "$ROOT/README.md" | sed 's/^](//; s/)$//'); do
+		[ -s "$ROOT/$img" ] || { echo "README.md shows a missing picture: $img"; return 1; }
+		n=$((n + 1))
+	done
+	[ "$n" -ge 1 ]
+	png=docs/images/offcpu-workload.png
+	[ -s "$ROOT/$png" ]
+	grep -qF "($png)" "$ROOT/README.md"
+	# The picture is drawn by flamegraph/offsample-flamegraph (commands in
+	# docs/README.md): a renderer changed since must be followed by a new
+	# picture.
+	t_png=$(doc_time "$png")
+	for f in "$ROOT"/flamegraph/*; do
+		case "$f" in *.md) continue ;; esac
+		f=${f#"$ROOT"/}
+		t=$(doc_time "$f")
+		[ "$t_png" -ge "$t" ] || { echo "$png ($(date -u -d @"$t_png")) is older than $f ($(date -u -d @"$t")): draw it again"; return 1; }
+	done
+}
+
+# slugs FILE: the GitHub anchors of FILE's headings, one a line.
+slugs() {
+	awk '/^```/ { c = !c; next } !c && sub(/^#+ /, "")' "$1" | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9 _-]//g; s/ /-/g'
+}
+
+@test "README.md and docs/README.md: every relative link points to an existing file (and heading)" {
+	local doc dir link file anchor n
+	for doc in README.md docs/README.md; do
+		[ -f "$ROOT/$doc" ] || { echo "no $doc"; return 1; }
+		dir=$(dirname "$ROOT/$doc")
+		n=0
+		while read -r link; do
+			case "$link" in http://*|https://*|mailto:*) continue ;; esac
+			file=${link%%#*} anchor=
+			[ "$file" = "$link" ] || anchor=${link#*#}
+			if [ -z "$file" ]; then file=$ROOT/$doc; else file=$dir/$file; fi
+			[ -e "$file" ] || { echo "$doc: broken link $link"; return 1; }
+			if [ -n "$anchor" ]; then
+				slugs "$file" | grep -qx -- "$anchor" || { echo "$doc: no heading #$anchor in ${file#"$ROOT"/}"; return 1; }
+			fi
+			n=$((n + 1))
+		done < <(grep -oE '\]\([^) ]+\)' "$ROOT/$doc" | sed 's/^](//; s/)$//')
+		[ "$n" -ge 5 ] || { echo "$doc: only $n links"; return 1; }
+	done
+}
+
+@test "docs/README.md indexes every document in docs/" {
+	local f
+	[ -f "$ROOT/docs/README.md" ]
+	for f in "$ROOT"/docs/*.md "$ROOT"/docs/man/*.[1-9]; do
+		f=${f#"$ROOT"/docs/}
+		[ "$f" = README.md ] && continue
+		grep -qF "($f)" "$ROOT/docs/README.md" || { echo "docs/README.md does not link $f"; return 1; }
+	done
+	grep -q 'bench-' "$ROOT/docs/README.md"
+	grep -q 'reliability/' "$ROOT/docs/README.md"
+	grep -qF '(docs/README.md)' "$ROOT/README.md"
 }

@@ -13,7 +13,7 @@
  * valid values.
  *
  * Every input is checked against a model of the documented parsing
- * (README "Parameters", params.c): a rejected input must fail with the
+ * (offsample(4) "PARAMETERS", params.c): a rejected input must fail with the
  * documented errno and leave the value unchanged; an accepted one must
  * read back exactly as documented ("19\n" -> 19, "y" -> Y, key lists in
  * canonical order ...).  The model also knows what sysfs does before the
