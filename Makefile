@@ -74,7 +74,7 @@ workload: $(BUILD)/offsample-workload $(BUILD)/offsample-ustack $(BUILD)/offsamp
 	$(BUILD)/offsample-withpid $(BUILD)/offsample-safety $(BUILD)/offsample-workload-nofp \
 	$(BUILD)/offsample-blockers $(BUILD)/offsample-oncpu \
 	$(BUILD)/offsample-cfilib.so $(BUILD)/offsample-cfihost $(BUILD)/offsample-cfibomb \
-	$(if $(JAVAC),$(BUILD)/jit/OffsampleHot.class)
+	$(if $(JAVAC),$(BUILD)/jit/OffsampleHot.class) $(BUILD)/dbg/.made
 $(BUILD)/offsample-workload: $(TOP)/tests/workload/offsample-workload.c
 	@mkdir -p $(BUILD)
 	$(CC) -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
@@ -116,6 +116,12 @@ $(BUILD)/offsample-ustack-nofp: $(TOP)/tests/workload/offsample-ustack.c
 $(BUILD)/jit/OffsampleHot.class: $(TOP)/tests/workload/OffsampleHot.java
 	@mkdir -p $(BUILD)/jit
 	$(JAVAC) -d $(BUILD)/jit $<
+
+# A stripped program named through each route of separate debug
+# information (tests/guest/63-debuginfo.bats).
+$(BUILD)/dbg/.made: $(TOP)/tests/workload/offsample-dbg.c $(TOP)/tests/workload/mk-dbg.sh
+	sh $(TOP)/tests/workload/mk-dbg.sh $(CC) $< $(BUILD)/dbg
+	@touch $@
 
 # Sampler-correctness workloads (tests/guest/47-safety.bats), frame pointers kept.
 $(BUILD)/offsample-safety: $(TOP)/tests/workload/offsample-safety.c
