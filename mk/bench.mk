@@ -5,7 +5,8 @@
 #
 #   make bench                   everything: install, build, boot one guest
 #                                (or run here if this kernel loads modules),
-#                                measure, write docs/BENCHMARKS.md
+#                                measure, write docs/BENCHMARKS.md (raw
+#                                results: build/bench-results/<rel>/)
 #   make bench BENCH_QUICK=1     a short smoke run; report in build/bench/
 #   make bench BENCH_KERNEL=rel  the guest kernel (default: first line of
 #                                tests/vm/kernels.sh); a full run on another

@@ -262,7 +262,8 @@ static const struct offs_cfi_rule *offs_umm_rule(void *ctx, u64 pc)
  * Word by word with __get_user() rather than copy_from_user_nofault()'s
  * per-call checks and copy loop also made the walk about 30% faster in
  * one 6.1 guest (2026-11-27, 2,000 threads with 22 frames;
- * docs/bench-uwalk-2026-11-27): 20.5 / 18.8 us down to 14.4 / 11.2 us.
+ * docs/BENCHMARKS-tick.md, "User-walk experiments"): 20.5 / 18.8 us down
+ * to 14.4 / 11.2 us.
  */
 static int offs_umm_read(void *ctx, u64 addr, void *buf, size_t len)
 {

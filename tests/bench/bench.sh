@@ -10,12 +10,12 @@
 # Environment: BENCH_KERNEL (guest kernel release; default the first line
 # of tests/vm/kernels.sh), BENCH_QUICK=1 (smoke run: the report goes to
 # build/bench/BENCHMARKS.md instead of docs/; so does a run of some of
-# the BENCH_SECTIONS only), BENCH_MEMORY (4G),
-# BENCH_CPUS (2), BENCH_TIMEOUT (seconds, 5400), and the BENCH_* loop
-# counts of bench-inner.sh.  A full run keeps its raw results in
-# docs/bench/ next to docs/BENCHMARKS.md; a full run on another kernel
-# than the default writes docs/BENCHMARKS-<release>.md and
-# docs/bench-<release>/, so that the runs of both kernels are kept.
+# the BENCH_SECTIONS only), BENCH_MEMORY (4G), BENCH_CPUS (2),
+# BENCH_TIMEOUT (seconds, 5400), and the BENCH_* loop counts of
+# bench-inner.sh.  A full run writes docs/BENCHMARKS.md (on another kernel
+# than the default docs/BENCHMARKS-<release>.md, so both are kept) and
+# keeps its raw results in build/bench-results/<release>/, not committed;
+# the report names that folder and the command that reproduces the run.
 set -eu
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$TOP"
@@ -130,31 +130,39 @@ if [ "$QUICK" = 1 ] || [ $partial = 1 ]; then
 	raw=$OUT
 else
 	doc=$TOP/docs/BENCHMARKS.md
-	raw=$TOP/docs/bench
 	if [ $where = guest ] && [ "$kver" != "$kdefault" ]; then
 		doc=$TOP/docs/BENCHMARKS-$kver.md
-		raw=$TOP/docs/bench-$kver
 	fi
+	# The raw results stay under build/, one folder per kernel (a later
+	# smoke run empties $OUT, not this); docs/ gets the report only.
+	raw=$BUILD/bench-results/$kver
 	rm -rf "$raw"
 	mkdir -p "$raw"
-	# The raw results (small text files) stay next to the report.
 	cp -r "$OUT"/. "$raw"/
 	rm -f "$raw/guest-cmd.sh" "$raw/guest.rc"
 fi
-# The full runs on other kernels (docs/bench-<release>/ next to each
-# report), and the default kernel's, named in this report.
+# The full runs on other kernels (docs/BENCHMARKS-<release>.md, each the
+# report of one, naming its kernel in its Setup table; not the partial
+# runs' BENCHMARKS-cfi.md or BENCHMARKS-tick.md), and the default
+# kernel's, named in this report.
 see_also=()
 if [ "$doc" != "$BUILD/bench/BENCHMARKS.md" ]; then
 	[ "$doc" = "$TOP/docs/BENCHMARKS.md" ] || [ ! -f "$TOP/docs/BENCHMARKS.md" ] ||
 		see_also+=(--see-also BENCHMARKS.md)
-	for d in "$TOP"/docs/bench-*/; do
-		r=$(basename "$d"); r=${r#bench-}
-		f=$TOP/docs/BENCHMARKS-$r.md
-		[ -f "$d/env.tsv" ] && [ -f "$f" ] && [ "$f" != "$doc" ] &&
+	for f in "$TOP"/docs/BENCHMARKS-*.md; do
+		[ -f "$f" ] && [ "$f" != "$doc" ] || continue
+		r=$(basename "$f" .md); r=${r#BENCHMARKS-}
+		grep -qF "| kernel (where the module ran) | \`$r\` " "$f" &&
 			see_also+=(--see-also "BENCHMARKS-$r.md")
 	done
 fi
-python3 tests/bench/report.py "$OUT" --raw-dir "$(realpath --relative-to="$(dirname "$doc")" "$raw")" \
+# How the report names the raw results: from the top of the tree when
+# they are in it.
+case "$raw" in
+"$TOP"/*) rawname=${raw#"$TOP"/} ;;
+*) rawname=$raw ;;
+esac
+python3 tests/bench/report.py "$OUT" --raw-dir "$rawname" \
 	"${see_also[@]}" > "$doc.tmp"
 mv "$doc.tmp" "$doc"
 echo "== report: $doc (raw results: $raw; $((t1 - t0)) s)"

@@ -1,3 +1,0 @@
-Tracing off-CPU time (us) of all threads by user + kernel stack... Hit Ctrl-C to end.
-...
-lines: 1
