@@ -73,7 +73,7 @@ sub dfd_cache_ok {
 		note('dfd', "debuginfod: cannot make the cache $dir (" . lc("$!") . '); not asked');
 		return $dfd_cache_ok = 0;
 	}
-	if ($st[4] != $> || $st[2] & 022) {
+	if ($st[4] != $> || $st[2] & 002) {
 		note('dfd', sprintf('debuginfod: the cache %s is not private to user %d (owner %d, mode %04o); not used (DEBUGINFOD_CACHE_PATH chooses another)',
 			$dir, $>, $st[4], $st[2] & 07777));
 		return $dfd_cache_ok = 0;
@@ -129,6 +129,14 @@ sub id_of {
 	return $BUILD_ID ? $BUILD_ID->($_[0]) // '' : '';
 }
 
+# id_ok(PATH, BUILDID): PATH may be the debug file of BUILDID: its
+# build-id is BUILDID, or none can be read from its program headers
+# (eu-strip -f leaves them stale; only a build-id that differs refuses).
+sub id_ok {
+	my ($got) = (id_of($_[0]));
+	return $got eq '' || $got eq $_[1];
+}
+
 # put_miss(DIR, BUILDID): the client cache's miss (a 0-byte
 # DIR/BUILDID/debuginfo), made beside and renamed into place.
 sub put_miss {
@@ -158,7 +166,7 @@ sub dfd_find {
 	if (@st && -f _) {
 		if ($st[7] > 0) {
 			my $got = id_of($f);
-			return $f if $got eq $id || !$BUILD_ID;
+			return $f if id_ok($f, $id);
 			note("id $f", "debuginfod: $f is not the debug file of $id (its build-id: " . ($got || 'none') . '); not used');
 			return;
 		}
@@ -275,7 +283,7 @@ sub via_find {
 		my ($p) = $out =~ m{^(/.*)$}m;
 		if (defined $p && -s $p) {
 			my $got = id_of($p);
-			return ($p) if $got eq $id || !$BUILD_ID;
+			return ($p) if id_ok($p, $id);
 			return (undef, "a server of @URLS gave a file of build-id " . ($got || 'none') . " for $id");
 		}
 	}
@@ -327,7 +335,7 @@ sub via_http {
 		}
 		if ($magic eq "\x7fELF") {
 			my $got = id_of($tmp);
-			if ($got eq $id || !$BUILD_ID) {
+			if (id_ok($tmp, $id)) {
 				chmod 0400, $tmp;
 				return ("$dir/$id/debuginfo") if rename($tmp, "$dir/$id/debuginfo");
 			}
@@ -344,14 +352,14 @@ sub via_http {
 	}
 	# Too large is remembered as a miss too: not fetched again at every
 	# run for cache_miss_s seconds.
-	put_miss($dir, $id) if $asked && ($big || $misses == $asked);
+	put_miss($dir, $id) if $asked && $asked == @{[servers()]} && ($big || $misses == $asked);
 	return (undef, $why, $big && !defined $why);
 }
 
 sub get_curl {
 	my ($u, $tmp, $t, $left, $max) = @_;
 	# Redirects followed as elfutils does, over HTTP(S) only.
-	my ($rc, $out) = run_capped($left + 1, $max, 'curl', '-sS', '-L', '--max-redirs', 5,
+	my ($rc, $out) = run_capped($left + 1, $max, 'curl', '-q', '-sS', '-L', '--max-redirs', 5,
 		'--proto', '=http,https', '--proto-redir', '=http,https', ($max ? ('--max-filesize', $max) : ()),
 		'-o', $tmp, '-w', '\n%{http_code}\n', '--connect-timeout', $t, '--speed-limit', 1,
 		'--speed-time', $t, '--max-time', int($left) + 1, $u);
@@ -370,7 +378,7 @@ sub get_tiny {
 	my $r = eval {
 		local $SIG{ALRM} = sub { die 'not done within ' . int($left) . " s\n" };
 		alarm(int($left) + 1);
-		my $res = HTTP::Tiny->new(timeout => $t, agent => "$ME ", verify_SSL => 1)->request('GET', $u,
+		my $res = HTTP::Tiny->new(timeout => $t, agent => "$ME ", verify_SSL => 1, max_size => 1 << 20)->request('GET', $u,
 			{ data_callback => sub {
 				$n += length $_[0];
 				if ($max && $n > $max) {
