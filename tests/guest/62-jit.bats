@@ -67,18 +67,6 @@ record_rt() {
 	rm -f "/tmp/perf-$RT_PID.map"
 }
 
-# share FILE COMM: "named/all" user frames of COMM's records, weighted by
-# count (named: neither [anon]+0x.. nor /path+0x..).
-share() {
-	awk -F'\t' -v c="$2" '/^# columns:/ { for (i = 3; i <= NF; i++) { split($0, h, " ") } }
-		/^# columns: / { n = split(substr($0, 12), h, " "); for (i = 1; i <= n; i++) col[h[i]] = i }
-		!/^#/ && $col["comm"] == c && $col["ustack"] != "-" {
-			k = split($col["ustack"], f, ";")
-			for (i = 1; i <= k; i++) { all += $1; if (f[i] !~ /^(\[anon\]|\/.*)\+0x[0-9a-f]+$/) named += $1 }
-		}
-		END { printf "%d/%d\n", named, all }' "$1"
-}
-
 # shares NAME COMM: the recording's share of named user frames without
 # JIT names (its "# jit:" lines dropped, no live maps) and with them.
 shares() {

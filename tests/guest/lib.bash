@@ -162,3 +162,14 @@ start_ustack() {
 	cat "$3"
 	return 1
 }
+
+# share FILE COMM: "named/all" user frames of COMM's records in a stacks
+# file, weighted by count (named: neither [anon]+0x.. nor /path+0x..).
+share() {
+	awk -F'\t' -v c="$2" '/^# columns: / { n = split(substr($0, 12), h, " "); for (i = 1; i <= n; i++) col[h[i]] = i }
+		!/^#/ && $col["comm"] == c && $col["ustack"] != "-" {
+			k = split($col["ustack"], f, ";")
+			for (i = 1; i <= k; i++) { all += $1; if (f[i] !~ /^(\[anon\]|\/.*)\+0x[0-9a-f]+$/) named += $1 }
+		}
+		END { printf "%d/%d\n", named, all }' "$1"
+}

@@ -129,12 +129,13 @@ sub id_of {
 	return $BUILD_ID ? $BUILD_ID->($_[0]) // '' : '';
 }
 
-# id_ok(PATH, BUILDID): PATH may be the debug file of BUILDID: its
-# build-id is BUILDID, or none can be read from its program headers
-# (eu-strip -f leaves them stale; only a build-id that differs refuses).
+# id_ok(GOT, BUILDID): a file whose build-id reads GOT (id_of) may be
+# the debug file of BUILDID: GOT is BUILDID, or none could be read from
+# its program headers (eu-strip -f leaves them stale; only a build-id
+# that differs refuses).
 sub id_ok {
-	my ($got) = (id_of($_[0]));
-	return $got eq '' || $got eq $_[1];
+	my ($got, $id) = @_;
+	return $got eq '' || $got eq $id;
 }
 
 # put_miss(DIR, BUILDID): the client cache's miss (a 0-byte
@@ -166,7 +167,7 @@ sub dfd_find {
 	if (@st && -f _) {
 		if ($st[7] > 0) {
 			my $got = id_of($f);
-			return $f if id_ok($f, $id);
+			return $f if id_ok($got, $id);
 			note("id $f", "debuginfod: $f is not the debug file of $id (its build-id: " . ($got || 'none') . '); not used');
 			return;
 		}
@@ -283,7 +284,7 @@ sub via_find {
 		my ($p) = $out =~ m{^(/.*)$}m;
 		if (defined $p && -s $p) {
 			my $got = id_of($p);
-			return ($p) if id_ok($p, $id);
+			return ($p) if id_ok($got, $id);
 			return (undef, "a server of @URLS gave a file of build-id " . ($got || 'none') . " for $id");
 		}
 	}
@@ -309,7 +310,8 @@ sub via_http {
 		}
 		closedir $dh;
 	}
-	for my $sv (servers()) {
+	my @servers = servers();
+	for my $sv (@servers) {
 		my ($url, $ima) = @$sv;
 		if ($ima eq 'enforcing') {
 			note("ima $url", "debuginfod: $url not asked: ima:enforcing in DEBUGINFOD_URLS asks for signed files, which only debuginfod-find (elfutils 0.190 or later) checks");
@@ -335,7 +337,7 @@ sub via_http {
 		}
 		if ($magic eq "\x7fELF") {
 			my $got = id_of($tmp);
-			if (id_ok($tmp, $id)) {
+			if (id_ok($got, $id)) {
 				chmod 0400, $tmp;
 				return ("$dir/$id/debuginfo") if rename($tmp, "$dir/$id/debuginfo");
 			}
@@ -352,7 +354,7 @@ sub via_http {
 	}
 	# Too large is remembered as a miss too: not fetched again at every
 	# run for cache_miss_s seconds.
-	put_miss($dir, $id) if $asked && $asked == @{[servers()]} && ($big || $misses == $asked);
+	put_miss($dir, $id) if $asked && $asked == @servers && ($big || $misses == $asked);
 	return (undef, $why, $big && !defined $why);
 }
 
