@@ -147,7 +147,7 @@ sub put_miss {
 	rename($tmp, "$dir/$id/debuginfo") or unlink $tmp;
 }
 
-my ($dfd_spent, $dfd_off) = (0, 0);
+my ($dfd_spent, $dfd_off, %dfd_asked) = (0, 0);
 
 # dfd_find(BUILDID, ASK): the debug file of BUILDID in the debuginfod
 # client cache (CACHE/BUILDID/debuginfo); when it has none (or a miss
@@ -173,7 +173,9 @@ sub dfd_find {
 		}
 		return if time - $st[9] <= dfd_miss_s();
 	}
-	return unless $ask && !$dfd_off;
+	# Asked at most once a run per build-id (file_info and symbols may
+	# both come here for one file).
+	return unless $ask && !$dfd_off && !$dfd_asked{$id}++;
 	if (dfd_down()) {
 		$dfd_off = 1;
 		return;
