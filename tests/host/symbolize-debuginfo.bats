@@ -689,7 +689,7 @@ fake_server() {
 	LURL=http://127.0.0.1:$(sed -n 's/^port //p' "$T/fake.log")
 }
 
-@test "debuginfod: a file whose build-id is not the one asked for is not used, from a server or from the cache" {
+@test "debuginfod: a file whose build-id is not the one asked for is not used, from a server or from the cache (removed there, and asked again)" {
 	local how other
 	other=$(readelf -nW "$S/progx" | sed -n 's/.*Build ID: *//p')
 	[ "$other" != "$BUILDID" ] || false
@@ -704,15 +704,21 @@ fake_server() {
 		assert_regex "$stderr" "^offsample-symbolize: debuginfod: .*build-id $other.*; not asked again"
 		[ "$how" = debuginfod-find ] || [ ! -e "$T/dfd-cache/$BUILDID/debuginfo" ] || false
 	done
+	kill "$LISTENER_PID"
 	# A wrong file already in the cache (as another client left it):
-	# not used, and said so.
-	rm -rf "$T/dfd-cache"
-	mkdir -p "$T/dfd-cache/$BUILDID"
-	cp "$T/other.debug" "$T/dfd-cache/$BUILDID/debuginfo"
-	run --separate-stderr env DEBUGINFOD_URLS="$LURL" "$SYM" --no-cache "$T/in"
-	assert_success
-	assert_equal "$(ustacks <<< "$output")" "$(ustack "$V/e/prog")"
-	assert_equal "$stderr" "offsample-symbolize: debuginfod: $T/dfd-cache/$BUILDID/debuginfo is not the debug file of $BUILDID (its build-id: $other); not used"
+	# not used, said so and removed; the server, which has the right
+	# one, is asked, by every client.
+	need_debuginfod
+	for how in debuginfod-find curl perl; do
+		rm -rf "$T/dfd-cache"
+		mkdir -p "$T/dfd-cache/$BUILDID"
+		cp "$T/other.debug" "$T/dfd-cache/$BUILDID/debuginfo"
+		run --separate-stderr env OFFSAMPLE_DEBUGINFOD_CLIENT=$how DEBUGINFOD_URLS="$DFD" "$SYM" --no-cache "$T/in"
+		assert_success
+		assert_equal "$stderr" "offsample-symbolize: debuginfod: $T/dfd-cache/$BUILDID/debuginfo is not the debug file of $BUILDID (its build-id: $other); removed"
+		assert_equal "$(ustacks <<< "$output")" "$(named prog)"
+		run -0 cmp "$T/dfd-cache/$BUILDID/debuginfo" "$S/prog.debug"
+	done
 }
 
 @test "debuginfod: a file larger than DEBUGINFOD_MAXSIZE is not fetched, whether or not the server says its size; the server is not taken for down" {
@@ -729,6 +735,9 @@ fake_server() {
 		assert_equal "$stderr" "offsample-symbolize: debuginfod: the debug file of $BUILDID is larger than $((size - 1)) bytes (DEBUGINFOD_MAXSIZE); not fetched"
 		run -0 find "$T/dfd-cache" -type f -size +0 -path "*$BUILDID*"
 		assert_output ""
+		# Remembered as a miss (a 0-byte file): the next run does not
+		# fetch it again.
+		[ -f "$T/dfd-cache/$BUILDID/debuginfo" ] && [ ! -s "$T/dfd-cache/$BUILDID/debuginfo" ] || false
 		# Not marked down: with the limit raised, the next run fetches.
 		rm -rf "$T/dfd-cache"
 		run --separate-stderr env OFFSAMPLE_DEBUGINFOD_CLIENT=$how DEBUGINFOD_URLS="$DFD" DEBUGINFOD_MAXSIZE=$size "$SYM" "$T/in"
@@ -736,12 +745,23 @@ fake_server() {
 		assert_equal "$stderr" ""
 		assert_equal "$(ustacks <<< "$output")" "$(named prog)"
 	done
-	# A server that does not say the size: stopped at the limit.
+	# A server that does not say the size: stopped at the limit, asked
+	# once a run (file_info and symbols both want the file), and not
+	# again by the next run (a miss).
+	local n
 	for mode in stream file; do
 		fake_server "$mode" "$S/prog.debug"
+		n=0
 		for how in debuginfod-find curl perl; do
 			rm -rf "$T/dfd-cache" "$T/cache"
+			run --separate-stderr env OFFSAMPLE_DEBUGINFOD_CLIENT=$how DEBUGINFOD_URLS="$LURL" DEBUGINFOD_MAXSIZE=1000 "$SYM" --no-cache "$T/in"
+			n=$((n + 1))
+			assert_equal "$(grep -c "^GET /buildid/$BUILDID/debuginfo\$" "$T/fake.log")" "$n"
+			run --separate-stderr env OFFSAMPLE_DEBUGINFOD_CLIENT=$how DEBUGINFOD_URLS="$LURL" DEBUGINFOD_MAXSIZE=1000 "$SYM" --no-cache "$T/in"
+			assert_equal "$(grep -c "^GET /buildid/$BUILDID/debuginfo\$" "$T/fake.log")" "$n"
+			rm -rf "$T/dfd-cache" "$T/cache"
 			run --separate-stderr env OFFSAMPLE_DEBUGINFOD_CLIENT=$how DEBUGINFOD_URLS="$LURL" DEBUGINFOD_MAXSIZE=1000 "$SYM" "$T/in"
+			n=$((n + 1))
 			assert_success
 			assert_equal "$(ustacks <<< "$output")" "$(ustack "$V/e/prog")"
 			# (debuginfod-find only knows that it could not write.)
@@ -788,14 +808,14 @@ fake_server() {
 	run --separate-stderr env DEBUGINFOD_URLS="$LURL" DEBUGINFOD_TIMEOUT=1 "$SYM" --no-cache "$T/in"
 	assert_success
 	assert_equal "$(ustacks <<< "$output")" "$(ustack "$V/e/prog")"
-	assert_equal "$stderr" "offsample-symbolize: debuginfod: the cache $T/dfd-cache is not private to user $(id -u) (owner $(id -u), mode 0777); not used (DEBUGINFOD_CACHE_PATH chooses another)"
+	assert_equal "$stderr" "offsample-symbolize: debuginfod: the cache $T/dfd-cache is not private to user $(id -u): $T/dfd-cache (owner $(id -u), mode 0777) is writable by others; not used (DEBUGINFOD_CACHE_PATH chooses another)"
 	assert_equal "$(connections "$T/conn.log")" 0
 	if [ "$(id -u)" = 0 ]; then
 		chmod 0700 "$T/dfd-cache"
 		chown 65534 "$T/dfd-cache"
 		run --separate-stderr env DEBUGINFOD_URLS="$LURL" DEBUGINFOD_TIMEOUT=1 "$SYM" --no-cache "$T/in"
 		assert_success
-		assert_regex "$stderr" "the cache $T/dfd-cache is not private to user 0 \(owner 65534, mode 0700\); not used"
+		assert_regex "$stderr" "the cache $T/dfd-cache is not private to user 0: $T/dfd-cache \(owner 65534, mode 0700\) is another user's; not used"
 		assert_equal "$(connections "$T/conn.log")" 0
 	fi
 	# A private cache where a link waits at the miss's place (dangling:
@@ -822,11 +842,73 @@ fake_server() {
 	assert_output $'.debuginfo.78.abd\ndebuginfo'
 }
 
-@test "debuginfod: ima: tokens in DEBUGINFOD_URLS (elfutils 0.190+) are no URLs; servers under ima:enforcing are asked only through debuginfod-find" {
+@test "debuginfod: a cache below a directory another user can change is not used, nor made there (root run with a user's HOME); below /tmp it is" {
+	[ "$(id -u)" = 0 ] || skip "needs root (directories of another user)"
 	need_debuginfod
-	local how n
+	listener "$T/conn.log"
 	mkstacks "$T/in" "$V/e/prog"
-	for how in curl perl; do
+	# A user's home: root would write where the user can swap .cache
+	# for a link.
+	mkdir -p -m 0755 "$T/home/.cache"
+	chown 65534 "$T/home" "$T/home/.cache"
+	run --separate-stderr env -u DEBUGINFOD_CACHE_PATH -u XDG_CACHE_HOME HOME="$T/home" \
+		DEBUGINFOD_URLS="$LURL" DEBUGINFOD_TIMEOUT=1 "$SYM" --no-cache "$T/in"
+	assert_success
+	assert_equal "$stderr" "offsample-symbolize: debuginfod: the cache $T/home/.cache/debuginfod_client is not private to user 0: $T/home (owner 65534, mode 0755) is another user's; not used (DEBUGINFOD_CACHE_PATH chooses another)"
+	assert_equal "$(ustacks <<< "$output")" "$(ustack "$V/e/prog")"
+	assert_equal "$(connections "$T/conn.log")" 0
+	[ ! -e "$T/home/.cache/debuginfod_client" ] || false
+	# Root's own directory in it is no better (the user can move it).
+	mkdir -m 0700 "$T/home/.cache/debuginfod_client"
+	run --separate-stderr env -u DEBUGINFOD_CACHE_PATH -u XDG_CACHE_HOME HOME="$T/home" \
+		DEBUGINFOD_URLS="$LURL" DEBUGINFOD_TIMEOUT=1 "$SYM" --no-cache "$T/in"
+	assert_regex "$stderr" "^offsample-symbolize: debuginfod: the cache $T/home/.cache/debuginfod_client is not private to user 0: $T/home \(owner 65534, mode 0755\) is another user's; not used"
+	# A link to it, or a directory above writable by all (not sticky).
+	ln -s "$T/home/.cache/debuginfod_client" "$T/link"
+	run --separate-stderr env DEBUGINFOD_CACHE_PATH="$T/link" DEBUGINFOD_URLS="$LURL" DEBUGINFOD_TIMEOUT=1 "$SYM" --no-cache "$T/in"
+	assert_regex "$stderr" "is not private to user 0: $T/home \(owner 65534, mode 0755\) is another user's; not used"
+	mkdir -m 0777 "$T/open"
+	run --separate-stderr env DEBUGINFOD_CACHE_PATH="$T/open/c" DEBUGINFOD_URLS="$LURL" DEBUGINFOD_TIMEOUT=1 "$SYM" --no-cache "$T/in"
+	assert_equal "$stderr" "offsample-symbolize: debuginfod: the cache $T/open/c is not private to user 0: $T/open (owner 0, mode 0777) is writable by others; not used (DEBUGINFOD_CACHE_PATH chooses another)"
+	[ ! -e "$T/open/c" ] || false
+	assert_equal "$(connections "$T/conn.log")" 0
+	kill "$LISTENER_PID"
+	# Sticky and writable by all (/tmp), the cache root's own: used.
+	mkdir -m 1777 "$T/sticky"
+	run --separate-stderr env DEBUGINFOD_CACHE_PATH="$T/sticky/c" DEBUGINFOD_URLS="$DFD" "$SYM" --no-cache "$T/in"
+	assert_success
+	assert_equal "$stderr" ""
+	assert_equal "$(ustacks <<< "$output")" "$(named prog)"
+	run -0 stat -c '%u %a' "$T/sticky/c"
+	assert_output '0 700'
+}
+
+@test "debuginfod: a soft file-size limit below DEBUGINFOD_MAXSIZE, or a hard one, is kept: the file is still fetched when it fits" {
+	need_debuginfod
+	local how size
+	size=$(stat -c %s "$S/prog.debug")
+	mkstacks "$T/in" "$V/e/prog"
+	for how in debuginfod-find curl; do
+		rm -rf "$T/dfd-cache"
+		# Hard limit 4x the file, below 1 GiB (DEBUGINFOD_MAXSIZE's
+		# default): it cannot be raised to that.
+		run --separate-stderr sh -c 'ulimit -f "$1" && ulimit -Hf "$1" && shift && exec "$@"' sh $((4 * size / 512)) \
+			env OFFSAMPLE_DEBUGINFOD_CLIENT=$how DEBUGINFOD_URLS="$DFD" "$SYM" --no-cache "$T/in"
+		assert_success
+		assert_equal "$stderr" ""
+		assert_equal "$(ustacks <<< "$output")" "$(named prog)"
+	done
+}
+
+@test "debuginfod: ima: tokens in DEBUGINFOD_URLS (elfutils 0.190+) are no URLs; servers under ima:enforcing are asked only through a debuginfod-find that checks signatures" {
+	need_debuginfod
+	local how n hows='curl perl' v
+	mkstacks "$T/in" "$V/e/prog"
+	# An elfutils before 0.190 takes the tokens for URLs: it is given
+	# the URLs alone, and never a server under ima:enforcing.
+	v=$(debuginfod-find --version | sed -n 's/.*(elfutils) 0\.\([0-9]*\).*/\1/p')
+	[ "$v" -ge 190 ] || hows+=' debuginfod-find'
+	for how in $hows; do
 		rm -rf "$T/dfd-cache"
 		run --separate-stderr env OFFSAMPLE_DEBUGINFOD_CLIENT=$how DEBUGINFOD_URLS="ima:permissive $DFD" "$SYM" --no-cache "$T/in"
 		assert_success

@@ -18,7 +18,7 @@ SYM=$ROOT/tools/offsample-symbolize
 
 setup_file() {
 	local d=$BATS_FILE_TMPDIR
-	# A stand-in for a runtime: with DUMP DIR, it moves DUMP to
+	# A stand-in for a runtime: for each DUMP DIR, it moves DUMP to
 	# DIR/jit-PID.dump (PID as its own pid namespace numbers it) and maps
 	# its first page executable, as V8 and CPython do for perf; then it
 	# says "ready" and sleeps.
@@ -29,11 +29,11 @@ setup_file() {
 #include <unistd.h>
 int main(int argc, char **argv)
 {
-	if (argc == 3) {
+	for (int i = 1; i + 1 < argc; i += 2) {
 		char p[4096];
 		int fd;
-		snprintf(p, sizeof(p), "%s/jit-%d.dump", argv[2], (int)getpid());
-		if (rename(argv[1], p) || (fd = open(p, O_RDONLY)) < 0 ||
+		snprintf(p, sizeof(p), "%s/jit-%d.dump", argv[i + 1], (int)getpid());
+		if (rename(argv[i], p) || (fd = open(p, O_RDONLY)) < 0 ||
 		    mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0) == MAP_FAILED) {
 			perror(p);
 			return 1;
@@ -51,6 +51,7 @@ EOF
 	# as CPython 3.13.0 writes them, then one record per SPEC:
 	#   load:ADDR:SIZE:INDEX:NAME   move:OLD:NEW:SIZE:INDEX
 	#   debug:ADDR   unwind   cut (the next record is written half)
+	#   pad:N (N records of 16 bytes, of a kind readers skip)
 	cat > "$d/gen-jitdump" <<'EOF'
 #!/usr/bin/perl
 use strict;
@@ -64,6 +65,7 @@ for (@spec) {
 	my ($k, @a) = split /:/, $_, 5;
 	my ($id, $body);
 	if ($k eq 'cut') { $cut = 1; next; }
+	if ($k eq 'pad') { print $fh pack("L$e L$e Q$e", 3, 16, $ts++) x $a[0]; next; }
 	if ($k eq 'load') {
 		my ($addr, $size, $idx, $name) = (hex $a[0], hex $a[1], $a[2], $a[3]);
 		($id, $body) = (0, pack("L$e L$e Q$e Q$e Q$e Q$e", 4242, 4243, $addr, $addr, $size, $idx) . "$name\0" . ("\xcc" x $size));
@@ -598,4 +600,70 @@ EOF
 	assert_equal "$(ustacks <<< "$output")" "$(a 0);$(a $((first - 1)));f${first}_$pad+0x5 ([jit]);f339999_$pad+0x5 ([jit])"
 	assert_equal "$stderr" "offsample-symbolize: /proc/$PID/root/tmp/perf-$PID.map: larger than 64 MiB; only its last 64 MiB read
 offsample-symbolize: /proc/$PID/root/tmp/perf-$PID.map: more than 262144 entries; the earliest left out"
+}
+
+@test "a perf map that grows while it is read (sparse, without end) is read as it was opened; lines longer than 64 KiB are skipped" {
+	start osj-sparse
+	{ printf '1000 100 short\n2000 100 '; head -c 70000 /dev/zero | tr '\0' a; printf '\n3000 100 after\n'; } | permap "$PID"
+	stacks "$T/in" <<< $'osj-sparse\t-\t[anon]+0x1010;[anon]+0x2010;[anon]+0x3010'
+	run --separate-stderr "$SYM" "$T/in"
+	assert_success
+	assert_equal "$stderr" ""
+	assert_equal "$(ustacks <<< "$output")" 'short+0x10 ([jit]);[anon]+0x2010;after+0x10 ([jit])'
+	# 1 GiB more every 10 ms, of holes (no disk), up to 1 TiB.
+	perl -e 'open(my $f, "+<", $ARGV[0]) or die; my $s = -s $f;
+		while ($s < 1 << 40) { $s += 1 << 30; truncate($f, $s) or exit; select(undef, undef, undef, 0.01) }' "/tmp/perf-$PID.map" &
+	local w=$!
+	sleep 0.3
+	run --separate-stderr timeout 120 sh -c 'ulimit -v 1000000 && exec "$@"' sh "$SYM" "$T/in"
+	kill "$w" 2>/dev/null || true
+	wait "$w" 2>/dev/null || true
+	assert_success
+	assert_equal "$stderr" "offsample-symbolize: /proc/$PID/root/tmp/perf-$PID.map: larger than 64 MiB; only its last 64 MiB read"
+	assert_equal "$(ustacks <<< "$output")" '[anon]+0x1010;[anon]+0x2010;[anon]+0x3010'
+}
+
+@test "a process's jitdumps are read up to 4194304 records together, however many it maps" {
+	mkdir -p "$T/d1" "$T/d2"
+	"$GEN" "$T/a.dump" '<' load:1000:10:1:first pad:2200000 load:3000:10:3:lastA
+	"$GEN" "$T/b.dump" '<' load:2000:10:2:second pad:2200000 load:4000:10:4:lastB
+	start osj-recs "$T/a.dump" "$T/d1" "$T/b.dump" "$T/d2"
+	stacks "$T/in" <<< $'osj-recs\t-\t[anon]+0x1005;[anon]+0x2005;[anon]+0x3005;[anon]+0x4005'
+	run --separate-stderr "$SYM" "$T/in"
+	assert_success
+	# The file read first is read whole, the other up to the bound
+	# (which comes first follows the addresses they are mapped at).
+	assert_regex "$(ustacks <<< "$output")" '^first\+0x5 \(\[jit\]\);second\+0x5 \(\[jit\]\);(lastA\+0x5 \(\[jit\]\);\[anon\]\+0x4005|\[anon\]\+0x3005;lastB\+0x5 \(\[jit\]\))$'
+	assert_regex "$stderr" "^offsample-symbolize: /proc/$PID/map_files/[0-9a-f-]+: more than 4194304 records in the jitdumps of its process; the rest not read\$"
+}
+
+@test "a run keeps at most 1048576 JIT map entries of all processes; later processes' maps are not read, said once" {
+	local i p in=
+	for i in 1 2 3 4 5; do
+		start "osj-tot$i"
+		perl -e 'printf "%x 10 f%d\n", 0x10000000 + $_ * 16, $_ for 0 .. 262143' | permap "$PID"
+		in+="osj-tot$i	$PID	[anon]+0x10000005"$'\n'
+	done
+	stacks "$T/in" 'comm,pid' <<< "${in%$'\n'}"
+	run --separate-stderr "$SYM" "$T/in"
+	assert_success
+	assert_equal "$(ustacks <<< "$output" | sort | uniq -c | awk '{ print $1, $2 }')" "1 [anon]+0x10000005
+4 f0+0x5"
+	assert_equal "$stderr" "offsample-symbolize: the JIT maps read hold 1048576 entries, the most a run keeps; those of later processes not read"
+}
+
+@test "what is not a regular file at a map's name is not even opened (a FIFO, a device: an open can act)" {
+	command -v strace > /dev/null || skip "strace is not installed"
+	start osj-dev
+	mkfifo "/tmp/perf-$PID.map"
+	stacks "$T/in" <<< $'osj-dev\t-\t[anon]+0x1010'
+	run -0 strace -f -qq -e trace=open,openat -o "$T/trace" timeout 30 "$SYM" "$T/in"
+	assert_equal "$(ustacks <<< "$output")" '[anon]+0x1010'
+	run -1 grep "perf-$PID.map" "$T/trace"
+	rm "/tmp/perf-$PID.map"
+	[ "$(id -u)" = 0 ] || return 0
+	mknod "/tmp/perf-$PID.map" c 1 3
+	run -0 strace -f -qq -e trace=open,openat -o "$T/trace" "$SYM" "$T/in"
+	assert_equal "$(ustacks <<< "$output")" '[anon]+0x1010'
+	run -1 grep "perf-$PID.map" "$T/trace"
 }

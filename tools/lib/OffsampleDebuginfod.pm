@@ -15,6 +15,7 @@ package OffsampleDebuginfod;
 
 use strict;
 use warnings;
+use Errno qw(EACCES);
 use OffsampleDebuginfo;
 
 our @URLS;		# debuginfod servers the user asked for (none: never asked)
@@ -43,6 +44,32 @@ sub servers {
 	return @s;
 }
 
+# askable(CHECKS): the servers to ask (servers()) by a client that checks
+# IMA signatures (CHECKS true) or does not: one that does not never asks
+# a server under ima:enforcing.
+sub askable {
+	my ($checks) = @_;
+	my @s;
+	for (servers()) {
+		if ($_->[1] eq 'enforcing' && !$checks) {
+			note("ima $_->[0]", "debuginfod: $_->[0] not asked: ima:enforcing in DEBUGINFOD_URLS asks for signed files, which only debuginfod-find (elfutils 0.190 or later) checks");
+			next;
+		}
+		push @s, $_;
+	}
+	return @s;
+}
+
+# find_ima(): the installed debuginfod-find reads ima: tokens and checks
+# signatures (elfutils 0.190 or later); an older one takes a token for a
+# URL.
+my $find_ima;
+sub find_ima {
+	return $find_ima if defined $find_ima;
+	my (undef, $out) = run_capped(10, 0, 'debuginfod-find', '--version');
+	return $find_ima = defined $out && $out =~ /\(elfutils\) (\d+)\.(\d+)/ && ($1 > 0 || $2 >= 190) ? 1 : 0;
+}
+
 # The client's cache (elfutils' layout, debuginfod-client-config(7)):
 # DEBUGINFOD_CACHE_PATH, else an existing ~/.debuginfod_client_cache, else
 # $XDG_CACHE_HOME/debuginfod_client or ~/.cache/debuginfod_client.
@@ -59,26 +86,67 @@ sub dfd_cache_dir {
 }
 
 # dfd_cache_ok(): the client cache is this user's own: a directory owned
-# by the effective user that nobody else may write in (made, mode 0700,
-# when missing).  Files in another's cache could name frames falsely (a
-# root symbolizer run with a user's HOME), and a link planted where a
-# miss is written would make it write elsewhere.
+# by the effective user, made (mode 0700) when missing, that nobody else
+# can change, nor any directory above it (unsafe).  Files in another's
+# cache could name frames falsely (a root symbolizer run with a user's
+# HOME), and a link planted where a miss is written, or a directory
+# above swapped for a link, would make it write elsewhere.
 my $dfd_cache_ok;
 sub dfd_cache_ok {
 	return $dfd_cache_ok if defined $dfd_cache_ok;
 	my $dir = dfd_cache_dir();
-	mkdirs($dir) unless -e $dir;
-	my @st = stat $dir;
-	if (!@st || !-d _) {
-		note('dfd', "debuginfod: cannot make the cache $dir (" . lc("$!") . '); not asked');
-		return $dfd_cache_ok = 0;
+	if ($dir !~ m{\A/}) {
+		require Cwd;
+		$dir = (Cwd::getcwd() // '.') . "/$dir";
 	}
-	if ($st[4] != $> || $st[2] & 002) {
-		note('dfd', sprintf('debuginfod: the cache %s is not private to user %d (owner %d, mode %04o); not used (DEBUGINFOD_CACHE_PATH chooses another)',
-			$dir, $>, $st[4], $st[2] & 07777));
+	$dir =~ s{(?<=.)/+\z}{};
+	# What exists of it is checked before anything is made in it.
+	my $have = $dir;
+	$have =~ s{/[^/]*\z}{} while $have ne '' && !-e $have;
+	my $why = unsafe($have eq '' ? '/' : $have, $have eq $dir);
+	if (!defined $why && $have ne $dir) {
+		if (!mkdirs($dir)) {
+			note('dfd', "debuginfod: cannot make the cache $dir (" . lc("$!") . '); not asked');
+			return $dfd_cache_ok = 0;
+		}
+		$why = unsafe($dir, 1);
+	}
+	if (defined $why) {
+		note('dfd', "debuginfod: the cache $dir is not private to user $>: $why; not used (DEBUGINFOD_CACHE_PATH chooses another)");
 		return $dfd_cache_ok = 0;
 	}
 	return $dfd_cache_ok = 1;
+}
+
+# unsafe(DIR, LAST): why another user than root and the effective one
+# could change what DIR names (the links in it resolved), or undef when
+# none can: every directory from / down to DIR is owned by root or the
+# user, and writable by nobody else (by its group only when that is the
+# user's own group: a group per user, umask 002), but a sticky one
+# (/tmp) where others cannot move what is not theirs.  With LAST, DIR
+# itself must be the user's, and not sticky-writable by others either.
+sub unsafe {
+	my ($dir, $last) = @_;
+	require Cwd;
+	my $real = Cwd::realpath($dir);
+	return "cannot resolve $dir (" . lc("$!") . ')' unless defined $real;
+	my $own = getpwuid($>) // '';
+	my @parts = grep { $_ ne '' } split m{/}, $real;
+	my $p = '';
+	for my $i (-1 .. $#parts) {
+		$p = $i < 0 ? '/' : $p eq '/' ? "/$parts[$i]" : "$p/$parts[$i]";
+		my @st = stat $p;
+		return "cannot read $p (" . lc("$!") . ')' unless @st;
+		return "$p is not a directory" unless -d _;
+		my ($mode, $uid, $gid) = @st[2, 4, 5];
+		my $end = $last && $i == $#parts;
+		my $desc = sprintf('%s (owner %d, mode %04o)', $p, $uid, $mode & 07777);
+		return "$desc is another user's" if $uid != $> && ($end || $uid != 0);
+		my $gw = $mode & 020 && $gid != 0 && (getgrgid($gid) // '') ne $own;
+		next unless $mode & 002 || $gw;
+		return "$desc is writable by others" if $end || !($mode & 01000);
+	}
+	return;
 }
 
 # How long a miss (a 0-byte file) is trusted: the cache's cache_miss_s.
@@ -168,10 +236,14 @@ sub dfd_find {
 		if ($st[7] > 0) {
 			my $got = id_of($f);
 			return $f if id_ok($got, $id);
-			note("id $f", "debuginfod: $f is not the debug file of $id (its build-id: " . ($got || 'none') . '); not used');
+			# (Another client's or an old server's mistake: the
+			# cache is this user's own, dfd_cache_ok.)
+			my $gone = unlink($f) ? 'removed' : 'not used';
+			note("id $f", "debuginfod: $f is not the debug file of $id (its build-id: " . ($got || 'none') . "); $gone");
+			return unless $gone eq 'removed';
+		} elsif (time - $st[9] <= dfd_miss_s()) {
 			return;
 		}
-		return if time - $st[9] <= dfd_miss_s();
 	}
 	# Asked at most once a run per build-id (file_info and symbols may
 	# both come here for one file).
@@ -221,7 +293,10 @@ sub mkdirs {
 		next if $_ eq '' || -d $p;
 		mkdir($p, 0700) or -d $p or return 0;
 	}
-	return -d $dir && -w _;
+	return 0 unless -d $dir;
+	return 1 if -w _;
+	$! = EACCES;	# (-w sets no errno)
+	return 0;
 }
 
 # run_capped(SECONDS, BYTES, CMD...): run CMD (stdout and stderr
@@ -231,7 +306,10 @@ sub mkdirs {
 sub run_capped {
 	my ($limit, $bytes, @cmd) = @_;
 	# 512-byte blocks (POSIX sh), one more for the part of the last.
-	@cmd = ('sh', '-c', 'ulimit -f "$0" && exec "$@"', int($bytes / 512) + 1, @cmd) if $bytes;
+	# Lowered only: a soft limit cannot be raised past the hard one,
+	# and one lower than BYTES is the user's.
+	@cmd = ('sh', '-c', 'l=$(ulimit -f) && { [ "$l" != unlimited ] && [ "$l" -le "$0" ] || ulimit -f "$0"; } && exec "$@"',
+		int($bytes / 512) + 1, @cmd) if $bytes;
 	my $pid = open(my $fh, '-|');
 	return () unless defined $pid;
 	if (!$pid) {
@@ -265,7 +343,10 @@ sub run_capped {
 sub via_find {
 	my ($id, $dir, $limit) = @_;
 	my $max = dfd_maxsize();
-	local $ENV{DEBUGINFOD_URLS} = join(' ', @URLS);
+	# An elfutils before 0.190 is given the URLs alone.
+	my $urls = find_ima() ? join(' ', @URLS) : join(' ', map { $_->[0] } askable(0));
+	return () if $urls eq '';
+	local $ENV{DEBUGINFOD_URLS} = $urls;
 	local $ENV{DEBUGINFOD_CACHE_PATH} = $dir;
 	local $ENV{DEBUGINFOD_TIMEOUT} = dfd_timeout();
 	local $ENV{DEBUGINFOD_MAXSIZE} = $max;
@@ -278,10 +359,16 @@ sub via_find {
 	return (undef, sprintf('debuginfod-find not done within %d s asking %s', $limit, "@URLS")) unless defined $rc;
 	# Larger than DEBUGINFOD_MAXSIZE: the server said so (EFBIG), or it
 	# did not and the file outgrew the ulimit.
-	return (undef, undef, 1) if $rc == 153 || $out =~ /File too large/;
-	# A write to the cache failed (EIO): the ulimit (libcurl sees
-	# EFBIG), or a full or failing disk.
-	return (undef, undef, 2) if $max && $out =~ /Input\/output error/;
+	# Either is remembered as a miss (as our own client does), so that
+	# the next runs do not fetch it again for cache_miss_s seconds.
+	my $big = $rc == 153 || $out =~ /File too large/ ? 1
+		# A write to the cache failed (EIO): the ulimit (libcurl
+		# sees EFBIG), or a full or failing disk.
+		: $max && $out =~ /Input\/output error/ ? 2 : 0;
+	if ($big) {
+		put_miss($dir, $id) if mkdirs("$dir/$id");
+		return (undef, undef, $big);
+	}
 	if ($rc == 0) {
 		my ($p) = $out =~ m{^(/.*)$}m;
 		if (defined $p && -s $p) {
@@ -312,13 +399,9 @@ sub via_http {
 		}
 		closedir $dh;
 	}
-	my @servers = servers();
-	for my $sv (@servers) {
-		my ($url, $ima) = @$sv;
-		if ($ima eq 'enforcing') {
-			note("ima $url", "debuginfod: $url not asked: ima:enforcing in DEBUGINFOD_URLS asks for signed files, which only debuginfod-find (elfutils 0.190 or later) checks");
-			next;
-		}
+	my $all = () = servers();
+	for my $sv (askable(0)) {
+		my $url = $sv->[0];
 		my $left = $end - Time::HiRes::time();
 		if ($left < 1) {
 			$why //= sprintf('%s: not asked, %d s spent', $url, $limit);
@@ -342,8 +425,10 @@ sub via_http {
 			if (id_ok($got, $id)) {
 				chmod 0400, $tmp;
 				return ("$dir/$id/debuginfo") if rename($tmp, "$dir/$id/debuginfo");
+				$err = "cannot rename it into $dir/$id (" . lc("$!") . ')';
+			} else {
+				$err = 'a file of build-id ' . ($got || 'none');
 			}
-			$err = 'a file of build-id ' . ($got || 'none');
 		}
 		unlink $tmp;
 		if ($over) {
@@ -356,7 +441,7 @@ sub via_http {
 	}
 	# Too large is remembered as a miss too: not fetched again at every
 	# run for cache_miss_s seconds.
-	put_miss($dir, $id) if $asked && $asked == @servers && ($big || $misses == $asked);
+	put_miss($dir, $id) if $asked && $asked == $all && ($big || $misses == $asked);
 	return (undef, $why, $big && !defined $why);
 }
 

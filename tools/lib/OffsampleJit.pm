@@ -27,18 +27,23 @@ package OffsampleJit;
 use strict;
 use warnings;
 no warnings 'portable';		# 64-bit hex addresses
-use Fcntl qw(O_RDONLY O_NONBLOCK O_NOFOLLOW);
+use Fcntl qw(O_RDONLY O_NONBLOCK O_NOFOLLOW SEEK_SET);
 
 our $PROC = '/proc';
 our $MODULE = '[jit]';		# the pseudo file of a named frame
 our $ME = 'offsample-symbolize';	# the name in messages
 # Bounds on what one process's maps may cost (a perf map entry costs
 # about 250 bytes of memory here): the last MAX_MAP_BYTES of a perf map
-# are read, and the last MAX_ENTRIES entries of a process are kept (a
-# later entry wins anyway); at most MAX_RECORDS records of a jitdump.
+# are read (what it holds when opened: a map that grows meanwhile is not
+# followed), lines of at most MAX_LINE bytes; the last MAX_ENTRIES
+# entries of a process are kept (a later entry wins anyway); at most
+# MAX_RECORDS jitdump records are read per process, however many it
+# maps.  A run keeps at most MAX_TOTAL entries of all processes.
 our $MAX_MAP_BYTES = 64 << 20;
+our $MAX_LINE = 64 << 10;
 our $MAX_ENTRIES = 1 << 18;
 our $MAX_RECORDS = 1 << 22;
+our $MAX_TOTAL = 1 << 20;
 my $VERSION = 'v1';		# of the "# jit:" lines (the "# jit-maps:" line)
 my $BIG = 1 << 20;		# entries larger than this are looked up apart
 
@@ -91,13 +96,18 @@ sub slurp {	# slurp(FILE, MAX): up to MAX bytes (64 KiB) of FILE, or undef
 # is the mapped file itself), owned by root, by the user reading, or by
 # one of OWNERS (the process's user ids): as perf, which ignores a map
 # "not owned by current user or root", so that another user cannot name
-# a process's frames by leaving a file at its name in /tmp.
+# a process's frames by leaving a file at its name in /tmp.  What is
+# not a regular file is not even opened (a device's open can act), and
+# the file opened must be the one looked at.
 sub open_map {
 	my ($path, $owners, $magic) = @_;
+	my @ls = $magic ? stat $path : lstat $path;
+	return unless @ls;
+	return 0 unless -f _;
 	my $fh;
 	sysopen($fh, $path, O_RDONLY | O_NONBLOCK | ($magic ? 0 : O_NOFOLLOW)) or return;
 	my @st = stat $fh;
-	return 0 unless @st && -f _;
+	return 0 unless @st && -f _ && $st[0] == $ls[0] && $st[1] == $ls[1];
 	if ($st[4] != 0 && $st[4] != $> && !grep { $_ == $st[4] } @{$owners // []}) {
 		note("owner $path", "$path: owned by user $st[4], not by the process's user or root; not used");
 		return 0;
@@ -115,34 +125,53 @@ sub keep {
 }
 
 # perf_map(PATH, OWNERS) -> [entries], undef when PATH cannot be read,
-# none when it is not used (open_map).  Lines that are not "START SIZE NAME" are skipped, and so
-# is a last line without its newline: the runtime is writing it (its
-# name may be cut).  Of a map larger than MAX_MAP_BYTES, its end.
+# none when it is not used (open_map).  Lines that are not "START SIZE
+# NAME" are skipped, and so are a last line without its newline (the
+# runtime is writing it: its name may be cut) and lines longer than
+# MAX_LINE.  Of a map larger than MAX_MAP_BYTES, its end; what is
+# appended while it is read, not.
 sub perf_map {
 	my ($path, $owners) = @_;
 	my $fh = open_map($path, $owners) // return;
 	return [] unless $fh;
-	my $size = -s $fh;
-	if ($size > $MAX_MAP_BYTES) {
+	my $left = -s $fh;
+	# $skip: the next line is the rest of one cut (by the seek, or too
+	# long), not read.
+	my ($skip, $buf, @e) = (0, '');
+	if ($left > $MAX_MAP_BYTES) {
 		note("size $path", sprintf('%s: larger than %d MiB; only its last %d MiB read', $path, $MAX_MAP_BYTES >> 20, $MAX_MAP_BYTES >> 20));
-		seek($fh, $size - $MAX_MAP_BYTES, 0) or return;
-		my $cut = <$fh>;	# the rest of a line cut by the seek
+		sysseek($fh, $left - $MAX_MAP_BYTES, SEEK_SET) or return [];
+		($left, $skip) = ($MAX_MAP_BYTES, 1);
 	}
-	my @e;
-	while (my $l = <$fh>) {
-		last unless $l =~ s/\n\z//;
-		$l =~ s/\r\z//;
-		next unless $l =~ /^(?:0[xX])?([0-9a-fA-F]{1,16})[ \t]+(?:0[xX])?([0-9a-fA-F]{1,16})[ \t](.+)\z/s;
-		my ($s, $z) = (hex $1, hex $2);
-		push @e, [$s, $z, esc($3), 'perf-map'] if $s && $z;
-		splice(@e, 0, $MAX_ENTRIES) if @e >= 2 * $MAX_ENTRIES;
+	while ($left > 0) {
+		my $n = sysread($fh, $buf, $left < 1 << 20 ? $left : 1 << 20, length $buf);
+		last unless $n;		# an error, or the file was cut
+		$left -= $n;
+		my $end = rindex($buf, "\n");
+		if ($end < 0) {
+			($buf, $skip) = ('', 1) if length $buf > $MAX_LINE;
+			next;
+		}
+		for my $l (split /\n/, substr($buf, 0, $end + 1, '')) {
+			if ($skip) {
+				$skip = 0;
+				next;
+			}
+			$l =~ s/\r\z//;
+			next unless length $l <= $MAX_LINE && $l =~ /^(?:0[xX])?([0-9a-fA-F]{1,16})[ \t]+(?:0[xX])?([0-9a-fA-F]{1,16})[ \t](.+)\z/s;
+			my ($s, $z) = (hex $1, hex $2);
+			push @e, [$s, $z, esc($3), 'perf-map'] if $s && $z;
+		}
+		# (One more than kept: keep() says that some were left out.)
+		splice(@e, 0, @e - $MAX_ENTRIES - 1) if @e >= 2 * $MAX_ENTRIES;
+		($buf, $skip) = ('', 1) if length $buf > $MAX_LINE;
 	}
 	close $fh;
 	keep(\@e, $path);
 	return \@e;
 }
 
-# jitdump(PATH, OWNERS, MAGIC) -> [entries], none when PATH is not used
+# jitdump(PATH, OWNERS, MAGIC, BUDGET) -> [entries], none when PATH is not used
 # (open_map), undef when it cannot be read or is not a jitdump (magic "JiTD" in either byte order; the writer's byte order
 # is used for every field; elf_mach and the reserved word are not looked
 # at: writers leave them unset).  CODE_LOAD adds an entry (code_addr,
@@ -150,9 +179,11 @@ sub perf_map {
 # code_index) and ends its old range; other records are skipped by their
 # size.  A record that does not end inside the file (the runtime is
 # appending it) or makes no sense ends the reading: the entries before
-# it are kept.
+# it are kept.  BUDGET (a reference): how many records the process's
+# jitdumps may still have read (MAX_RECORDS), lowered by those read.
 sub jitdump {
-	my ($path, $owners, $magic) = @_;
+	my ($path, $owners, $magic, $budget) = @_;
+	$budget //= \(my $all = $MAX_RECORDS);
 	my $fh = open_map($path, $owners, $magic) // return;
 	return [] unless $fh;
 	my $fsize = -s $fh;
@@ -162,14 +193,19 @@ sub jitdump {
 	my $e = $m == 0x4A695444 ? '<' : $m == 0x4454694A ? '>' : return;
 	my $hsize = unpack("x8 L$e", $h);
 	$hsize = 40 if $hsize < 40 || $hsize > 4096;
-	my (@e, %name, $p, $b);
-	my ($at, $n) = ($hsize, 0);
+	# %name: the names of the last loads by code_index (for moves),
+	# @idx their order, both bounded as the entries are.
+	my (@e, %name, @idx, $p, $b);
+	my $at = $hsize;
 	while ($at + 16 <= $fsize) {
-		if (++$n > $MAX_RECORDS) {
-			note("records $path", sprintf('%s: more than %d records; the rest not read', $path, $MAX_RECORDS));
+		if ($$budget-- <= 0) {
+			note("records $path", sprintf('%s: more than %d records in the jitdumps of its process; the rest not read', $path, $MAX_RECORDS));
 			last;
 		}
-		splice(@e, 0, $MAX_ENTRIES) if @e >= 2 * $MAX_ENTRIES;
+		if (@e >= 2 * $MAX_ENTRIES) {
+			splice(@e, 0, @e - $MAX_ENTRIES - 1);
+			delete @name{splice(@idx, 0, @idx - $MAX_ENTRIES)} if @idx > $MAX_ENTRIES;
+		}
 		seek($fh, $at, 0) or last;
 		last unless (read($fh, $p, 16) // 0) == 16;
 		my ($id, $size) = unpack("L$e L$e", $p);
@@ -185,6 +221,7 @@ sub jitdump {
 			my $n = unpack('Z*', $b);
 			if ($addr && $csize && $n ne '') {
 				push @e, [$addr, $csize, esc($n), 'jitdump'];
+				push @idx, $index unless exists $name{$index};
 				$name{$index} = $e[-1][2];
 			}
 		} elsif ($id == 1) {	# CODE_MOVE
@@ -240,6 +277,7 @@ sub find {
 # ---------------------------------------------------------------- processes
 
 my (%TAB, %BYCOMM, $scanned, $BTIME, $HZ);
+my $total = 0;		# entries in %TAB (MAX_TOTAL)
 
 # The process's pid as its own pid namespace numbers it: the last field
 # of NStgid (Tgid on kernels before 4.1).
@@ -268,7 +306,12 @@ sub uids {
 sub proc_table {
 	my ($pid) = @_;
 	return $TAB{$pid} if exists $TAB{$pid};
+	if ($total >= $MAX_TOTAL) {
+		note('total', sprintf('the JIT maps read hold %d entries, the most a run keeps; those of later processes not read', $MAX_TOTAL));
+		return $TAB{$pid} = undef;
+	}
 	my @all;
+	my $budget = $MAX_RECORDS;
 	if (-d "$PROC/$pid") {
 		my ($ns, $uids) = (nspid($pid), uids($pid));
 		if (open(my $fh, '<', "$PROC/$pid/maps")) {
@@ -277,9 +320,10 @@ sub proc_table {
 				next unless $l =~ m{^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \S+ +(/(?:.*/)?jit-(\d+)\.dump)\n?\z};
 				my ($lo, $hi, $path, $n) = ($1, $2, $3, $4);
 				next if $n ne $ns && $n ne $pid || $seen{$path}++;
-				my $d = jitdump(sprintf('%s/%s/map_files/%x-%x', $PROC, $pid, hex $lo, hex $hi), $uids, 1)
-					// jitdump("$PROC/$pid/root$path", $uids);
+				my $d = jitdump(sprintf('%s/%s/map_files/%x-%x', $PROC, $pid, hex $lo, hex $hi), $uids, 1, \$budget)
+					// jitdump("$PROC/$pid/root$path", $uids, 0, \$budget);
 				push @all, @$d if $d;
+				keep(\@all, "process $pid");
 			}
 			close $fh;
 		}
@@ -291,10 +335,12 @@ sub proc_table {
 		push @all, @$m if $m;
 		keep(\@all, "process $pid");
 	} else {
-		for my $d (jitdump("/tmp/jit-$pid.dump"), perf_map("/tmp/perf-$pid.map")) {
+		for my $d (jitdump("/tmp/jit-$pid.dump", undef, 0, \$budget), perf_map("/tmp/perf-$pid.map")) {
 			push @all, @$d if $d;
 		}
+		keep(\@all, "process $pid");
 	}
+	$total += @all;
 	return $TAB{$pid} = @all ? table(\@all) : undef;
 }
 
