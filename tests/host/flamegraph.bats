@@ -187,6 +187,18 @@ rgb() { echo "$1" | sed -E 's/rgb\(([0-9]+),([0-9]+),([0-9]+)\)/\1 \2 \3/'; }
 	titles "$T/o.svg" | grep -Fx 'b (3.75 samples, 27.27%)'
 }
 
+@test "--seconds: tooltips and legend say times (s at 1 s and above, ms below), no count name" {
+	render "$T/o.svg" --seconds --countname thread-seconds --colors=offcpu --minwidth 0 <<< $'io;a;b 0.052632\nio;a;c 2.5\nlock;d 1234.5'
+	titles "$T/o.svg" | grep -Fx 'b (52.6 ms, 0.00%)'
+	titles "$T/o.svg" | grep -Fx 'c (2.5 s, 0.20%)'
+	titles "$T/o.svg" | grep -Fx 'd (1,234.5 s, 99.79%)'
+	grep -qF '<g class="lg" data-r="io"><title>io: 2.55 s (0.21%)</title>' "$T/o.svg"
+	grep -qF '<g class="lg" data-r="lock"><title>lock: 1,234.5 s (99.79%)</title>' "$T/o.svg"
+	run ! grep -q 'thread-seconds' "$T/o.svg"
+	# Widths are the weights, as without --seconds.
+	[ "$(field c 2 "$T/o.svg")" = 2.5 ]
+}
+
 @test "odd frame names give well-formed XML and survive escaping" {
 	render "$T/o.svg" < "$FIX/odd-names.folded"
 	frames "$T/o.svg" | cut -f1 > "$T/names"

@@ -620,9 +620,11 @@ print "<desc>LINES: $n</desc></svg>\n";
 EOF
 	FLAMEGRAPH_DIR=$T/fg run --separate-stderr "$OFFS" flamegraph --include-idle --engine flamegraph.pl "$SMALL" -- --width 900
 	assert_success
-	assert_output --partial "ARGS: --colors=io --countname=samples --title Off-CPU time: testhost, 6.1.0-56-amd64, 10.0 s"
+	assert_output --partial "ARGS: --colors=io --countname=thread-seconds --title Off-CPU time: testhost, 6.1.0-56-amd64, 10.0 s"
 	assert_output --partial "--width 900"
 	assert_output --partial "LINES: 7"
+	FLAMEGRAPH_DIR=$T/fg run -0 "$OFFS" flamegraph --samples --include-idle --engine flamegraph.pl "$SMALL"
+	assert_output --partial "ARGS: --colors=io --countname=samples --title Off-CPU time"
 	# Found on PATH too.
 	PATH=$T/fg:/usr/bin:/bin FLAMEGRAPH_DIR= run -0 "$OFFS" flamegraph --include-idle --engine=flamegraph.pl "$SMALL"
 	assert_output --partial "LINES: 7"
@@ -716,14 +718,20 @@ STUB
 	assert_line "ARG: --title"
 	assert_line "ARG: Off-CPU time: testhost, 6.1.0-56-amd64, 10.0 s"
 	assert_line "ARG: --subtitle"
-	assert_line "ARG: 1000 samples at 10 Hz, 2023-11-14T22:13:20Z to 2023-11-14T22:13:30Z, offsample 0.1.0"
+	assert_line "ARG: 1000 samples at 10 Hz, 2023-11-14T22:13:20Z to 2023-11-14T22:13:30Z, offsample 0.1.0; widths: thread-seconds"
+	# Widths in thread-seconds by default (80 samples at 10 Hz: 8 s).
 	assert_line --index 1 "ARG: --countname"
-	assert_line --index 2 "ARG: samples"
+	assert_line --index 2 "ARG: thread-seconds"
+	assert_line --index 3 "ARG: --seconds"
 	# Our options first, the user's after (they win).
-	assert_line --index 7 "ARG: --width"
-	assert_line --index 8 "ARG: 700"
-	assert_line "IN: idle;kworker/0:1;ret_from_fork_[k];kthread_[k];worker_thread_[k];schedule_[k];__schedule_[k] 80"
-	run -0 "$p/sbin/offsample" flamegraph --include-idle --no-kernel-suffix "$SMALL"
+	assert_line --index 8 "ARG: --width"
+	assert_line --index 9 "ARG: 700"
+	assert_line "IN: idle;kworker/0:1;ret_from_fork_[k];kthread_[k];worker_thread_[k];schedule_[k];__schedule_[k] 8"
+	# --samples: sample counts.
+	run -0 "$p/sbin/offsample" flamegraph --samples --include-idle --no-kernel-suffix "$SMALL"
+	assert_line --index 2 "ARG: samples"
+	refute_line "ARG: --seconds"
+	assert_line "ARG: 1000 samples at 10 Hz, 2023-11-14T22:13:20Z to 2023-11-14T22:13:30Z, offsample 0.1.0; widths: samples"
 	assert_line "IN: idle;kworker/0:1;ret_from_fork;kthread;worker_thread;schedule;__schedule 80"
 }
 

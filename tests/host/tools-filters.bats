@@ -228,10 +228,19 @@ folded_of() {
 	run -0 "$OFFS" flamegraph -o "$T/plain.svg" "$T/after"
 	run -0 grep -c 'id="legend"' "$T/plain.svg"
 	local io lock
-	io=$(grep -A3 '<title>__schedule_\[k\] (400 samples' "$T/d.svg" | grep -o 'fill="rgb([0-9,]*)"' | head -n1)
-	lock=$(grep -A3 '<title>__schedule_\[k\] (300 samples' "$T/d.svg" | grep -o 'fill="rgb([0-9,]*)"' | head -n1)
-	[[ $io =~ rgb\(255,([0-9]+),([0-9]+)\) ]] && [ "${BASH_REMATCH[1]}" -lt 255 ]
-	[[ $lock =~ rgb\(([0-9]+),([0-9]+),255\) ]] && [ "${BASH_REMATCH[1]}" -lt 255 ]
+	# Widths in thread-seconds (10 Hz: 400 samples are 40 s).
+	grep -q 'width: .*after in thread-seconds; red grew, blue shrank since .*small-v1.stacks' "$T/d.svg"
+	# (The tooltips show frames without _[k]; the colour is on the line.)
+	io=$(grep '<title>__schedule (40 s, ' "$T/d.svg" | grep -o 'fill="rgb([0-9,]*)"' | head -n1)
+	lock=$(grep '<title>__schedule (30 s, ' "$T/d.svg" | grep -o 'fill="rgb([0-9,]*)"' | head -n1)
+	[[ $io =~ rgb\(255,([0-9]+),([0-9]+)\) ]] || false
+	[ "${BASH_REMATCH[1]}" -lt 255 ]
+	[[ $lock =~ rgb\(([0-9]+),([0-9]+),255\) ]] || false
+	[ "${BASH_REMATCH[1]}" -lt 255 ]
+	# --samples: sample counts.
+	run -0 "$OFFS" diff --samples -o "$T/s.svg" "$SMALL" "$T/after"
+	grep -q '<title>__schedule (400 samples, 42.11%; +26.32%)' "$T/s.svg"
+	grep -q 'width: .*after in samples; red grew' "$T/s.svg"
 	# Usage errors.
 	run --separate-stderr "$OFFS" diff "$SMALL"
 	assert_failure 2

@@ -50,6 +50,6 @@ cmd_collapse() {
 	done
 	c=$(collapser)
 	gather_inputs c ${files[@]+"${files[@]}"}
-	[ $WSECONDS = 0 ] || COPTS+=(--seconds)
+	[ "$WSECONDS" != 1 ] || COPTS+=(--seconds)
 	run_script "$c" ${COPTS[@]+"${COPTS[@]}"} -- "${INPUTS[@]}"
 }

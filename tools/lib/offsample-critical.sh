@@ -67,7 +67,7 @@ cmd_critical() {
 		*) files+=("$1"); shift ;;
 		esac
 	done
-	[ $WSECONDS = 0 ] || usage_error "--seconds does not apply: criticality is a weight, not a time"
+	[ "$WSECONDS" != 1 ] || usage_error "--seconds does not apply: criticality is a weight, not a time"
 	c=$(collapser)
 	gather_inputs c ${files[@]+"${files[@]}"}
 	[ $reason = 1 ] || COPTS=(--no-reason ${COPTS[@]+"${COPTS[@]}"})

@@ -13,7 +13,7 @@
 help_diff() {
 	cat <<'EOF'
 Usage: offsample diff [-o FILE] [--folded] [--title TEXT] [FRAME OPTIONS]
-                      [FILTERS] [--seconds] BEFORE AFTER [-- RENDERER OPTIONS]
+                      [FILTERS] [--seconds|--samples] BEFORE AFTER [-- RENDERER OPTIONS]
 
 A differential flame graph of two recordings: the frames have the widths
 of AFTER and are coloured by the change from BEFORE: red grew, blue
@@ -27,9 +27,10 @@ stacks only in BEFORE have width zero (swap the files, or use
                       stack: "frame;frame;... BEFORE AFTER", as
                       difffolded.pl writes it (flamegraph.pl draws it too)
   --title TEXT        title (default "Off-CPU time: BEFORE -> AFTER")
-  --seconds           compare thread-seconds (samples / hz): needed when
-                      the two were recorded at different rates (a
-                      warning says so)
+  --seconds, --samples  weigh by thread-seconds (samples / hz: files
+                      recorded at different rates compare) or samples;
+                      the graph's default is thread-seconds, --folded's
+                      samples (a warning says when the rates differ)
   frame options, -- OPTIONS   as for flamegraph
 
 Filters apply to both files.  BEFORE and AFTER are stacks files ("-":
@@ -65,11 +66,14 @@ cmd_diff() {
 	c=$(collapser)
 	[ $folded = 1 ] || rend=$(renderer)
 	check_out "$out" "$([ $folded = 1 ] || echo "an SVG")"
-	local t hza hzb cname=samples sfx=()
+	local t hza hzb cname=samples sfx=() units=()
 	[ $folded = 1 ] || sfx=(--kernel-suffix)
+	# The graph weighs by time unless --samples; the folded output (for
+	# other programs) by samples unless --seconds.
+	[ -n "$WSECONDS" ] || WSECONDS=$((1 - folded))
 	if [ $WSECONDS = 1 ]; then
 		COPTS+=(--seconds)
-		cname=thread-seconds
+		cname=thread-seconds units=(--seconds)
 	fi
 	gather_inputs a "${files[0]}"
 	hza=$(first_hz "${RAW[@]}")
@@ -100,8 +104,8 @@ cmd_diff() {
 		return 0
 	fi
 	[ -n "$title" ] || title="Off-CPU time: ${files[0]/#-/stdin} -> ${files[1]/#-/stdin}"
-	run_script "$rend" --colors=offcpu --countname "$cname" --title "$title" \
-		--subtitle "width: ${files[1]/#-/stdin}; red grew, blue shrank since ${files[0]/#-/stdin}" \
+	run_script "$rend" --colors=offcpu --countname "$cname" ${units[@]+"${units[@]}"} --title "$title" \
+		--subtitle "width: ${files[1]/#-/stdin} in $cname; red grew, blue shrank since ${files[0]/#-/stdin}" \
 		${ropts[@]+"${ropts[@]}"} "$t/diff.folded" > "$t/svg" || exit 1
 	[ -s "$t/svg" ] || die "the renderer wrote nothing"
 	write_out "$t/svg" "$out"

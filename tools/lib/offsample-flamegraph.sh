@@ -11,7 +11,7 @@
 help_flamegraph() {
 	cat <<'EOF'
 Usage: offsample flamegraph [-o FILE] [--engine ENGINE] [--title TEXT]
-                            [FRAME OPTIONS] [FILTERS] [--seconds] [FILE...]
+                            [FRAME OPTIONS] [FILTERS] [--samples] [FILE...]
                             [-- RENDERER OPTIONS]
 
 Collapse the stacks (stackcollapse-offsample --kernel-suffix) and render
@@ -35,8 +35,9 @@ reason's share of the samples.
                       the frame options of collapse: --no-reason --no-comm
                       --tname --wobj --sep --offsets --dso --no-modules
                       --no-kernel-suffix
-  --seconds           widths in thread-seconds (samples / hz), so that
-                      files recorded at different rates add up
+  --samples           widths in samples; default: thread-seconds (samples
+                      / hz of each file: files recorded at different
+                      rates add up), tooltips in seconds and milliseconds
   --blockers          a graph of who holds the locks threads wait for
                       (offsample blockers --folded): each waiter's stack,
                       a "--" frame, then its holder's stack at the same
@@ -137,14 +138,21 @@ cmd_flamegraph() {
 	HIDE_IDLE=1
 	gather_inputs f ${files[@]+"${files[@]}"}
 
-	local t=$WORK sub= cname=samples
+	local t=$WORK sub= cname=samples units=()
+	# Widths in time unless --samples; criticality and blockers are
+	# weights and waiter samples.
+	[ -n "$WSECONDS" ] || WSECONDS=$((crit == 0 && blk == 0))
 	if [ -z "$title" ]; then
 		title=$(lib title "${RAW[@]}") || exit 1
 	fi
 	sub=$(lib title --subtitle "${RAW[@]}" 2>/dev/null) || sub=
 	if [ $WSECONDS = 1 ]; then
 		COPTS+=(--seconds)
-		cname=thread-seconds
+		cname=thread-seconds units=(--seconds)
+	fi
+	# What the widths are, said in the subtitle.
+	if [ $crit = 0 ] && [ $blk = 0 ]; then
+		sub="${sub:+$sub; }widths: $cname"
 	fi
 	if [ $crit = 1 ]; then
 		[ $blk = 0 ] || usage_error "--critical and --blockers exclude each other"
@@ -176,7 +184,7 @@ cmd_flamegraph() {
 	elif [ "$engine" = offsample ]; then
 		run_script "$c" --kernel-suffix ${COPTS[@]+"${COPTS[@]}"} -- "${INPUTS[@]}" > "$t/folded" || exit 1
 		[ $crit = 0 ] || [ -s "$t/folded" ] || die "no critical samples in the input (see offsample critical --help)"
-		run_script "$rend" --colors=offcpu --countname "$cname" --title "$title" \
+		run_script "$rend" --colors=offcpu --countname "$cname" ${units[@]+"${units[@]}"} --title "$title" \
 			${sub:+--subtitle "$sub"} ${ropts[@]+"${ropts[@]}"} "$t/folded" > "$t/svg" || exit 1
 	else
 		run_script "$c" ${COPTS[@]+"${COPTS[@]}"} -- "${INPUTS[@]}" > "$t/folded" || exit 1

@@ -56,7 +56,7 @@ symbolize_inputs() {
 
 # The options every reading command takes, set by read_opt.
 FILTERS=()	# offsample-select.pl options
-WSECONDS=0	# --seconds
+WSECONDS=	# --seconds 1, --samples 0; not given: the command's default
 NOSYM=0		# --no-symbolize
 FORCE=0		# --force
 INCIDLE=0	# --include-idle
@@ -89,9 +89,12 @@ Filters (each LIST is comma-separated; a record must match all given):
   --kernel-only          kernel frames only (user frames dropped)
 Weights:
   --seconds              weigh by thread-seconds (samples / hz of each
-                         file) instead of samples, so that files recorded
-                         at different rates add up; inputs of different
-                         rates without it get a warning
+                         file), so that files recorded at different rates
+                         add up: the default of flamegraph and of the
+                         diff graph
+  --samples              weigh by samples: the default of report,
+                         collapse and diff --folded; inputs of different
+                         rates get a warning
   --no-symbolize         leave user frames not named yet as PATH+0xOFFSET
                          (default: named by offsample-symbolize)
   --force                read a file cut short or damaged (fewer records or
@@ -125,6 +128,7 @@ read_opt() {
 		FILTERS+=("$o=$OPTVAL") ;;
 	--user-only | --kernel-only) FILTERS+=("$1"); SHIFTN=1 ;;
 	--seconds) WSECONDS=1; SHIFTN=1 ;;
+	--samples) WSECONDS=0; SHIFTN=1 ;;
 	--no-symbolize) NOSYM=1; SHIFTN=1 ;;
 	--force) FORCE=1; SHIFTN=1 ;;
 	--include-idle) INCIDLE=1; SHIFTN=1 ;;

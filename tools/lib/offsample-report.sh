@@ -69,7 +69,7 @@ cmd_report() {
 	done
 	HIDE_IDLE=1
 	gather_inputs r ${files[@]+"${files[@]}"}
-	[ $WSECONDS = 0 ] || opts+=(--seconds)
+	[ "$WSECONDS" != 1 ] || opts+=(--seconds)
 	local labels=()
 	for f in "${LABELS[@]}"; do labels+=(--label "$f"); done
 	lib report ${opts[@]+"${opts[@]}"} "${labels[@]}" -- "${INPUTS[@]}"
