@@ -94,6 +94,10 @@ setup() {
 	# The ordinary graph: the legend names on-CPU time, in hot colours.
 	run -0 "$OFFS" flamegraph --no-symbolize -o "$T/s.svg" "$SPIN"
 	grep -q '>cpu (on-CPU) [0-9.]*%<' "$T/s.svg"
+	grep -q '<text id="title"[^>]*>Off- and on-CPU time: ' "$T/s.svg"
+	# A diff of files with on-CPU samples says so in its title too.
+	run -0 "$OFFS" diff --no-symbolize -o "$T/d.svg" "$CRIT" "$SPIN"
+	grep -q "<text id=\"title\"[^>]*>Off- and on-CPU time: $CRIT -&gt; $SPIN<" "$T/d.svg"
 }
 
 @test "report: the wall-clock breakdown per process, only with on-CPU data" {

@@ -26,7 +26,9 @@ stacks only in BEFORE have width zero (swap the files, or use
   --folded            write the folded form instead of an SVG, one line per
                       stack: "frame;frame;... BEFORE AFTER", as
                       difffolded.pl writes it (flamegraph.pl draws it too)
-  --title TEXT        title (default "Off-CPU time: BEFORE -> AFTER")
+  --title TEXT        title (default "Off-CPU time: BEFORE -> AFTER", or
+                      "Off- and on-CPU time: ..." when either has on-CPU
+                      samples)
   --seconds, --samples  weigh by thread-seconds (samples / hz: files
                       recorded at different rates compare) or samples;
                       the graph's default is thread-seconds, --folded's
@@ -77,10 +79,14 @@ cmd_diff() {
 	fi
 	gather_inputs a "${files[0]}"
 	hza=$(first_hz "${RAW[@]}")
+	# On-CPU samples (reason cpu) in either file: the title says so.
+	local what="Off-CPU time"
+	case $(lib title "${RAW[@]}" 2>/dev/null) in "Off- and on-CPU"*) what="Off- and on-CPU time" ;; esac
 	t=$WORK
 	run_script "$c" ${sfx[@]+"${sfx[@]}"} ${COPTS[@]+"${COPTS[@]}"} -- "${INPUTS[@]}" > "$t/a.folded" || exit 1
 	gather_inputs b "${files[1]}"
 	hzb=$(first_hz "${RAW[@]}")
+	case $(lib title "${RAW[@]}" 2>/dev/null) in "Off- and on-CPU"*) what="Off- and on-CPU time" ;; esac
 	run_script "$c" ${sfx[@]+"${sfx[@]}"} ${COPTS[@]+"${COPTS[@]}"} -- "${INPUTS[@]}" > "$t/b.folded" || exit 1
 	if [ $WSECONDS = 0 ] && [ -n "$hza" ] && [ -n "$hzb" ] && [ "$hza" != "$hzb" ]; then
 		warn "${files[0]} was sampled at $hza Hz, ${files[1]} at $hzb Hz: their sample counts do not compare; --seconds weighs each by 1/hz"
@@ -103,7 +109,7 @@ cmd_diff() {
 		write_out "$t/diff.folded" "$out"
 		return 0
 	fi
-	[ -n "$title" ] || title="Off-CPU time: ${files[0]/#-/stdin} -> ${files[1]/#-/stdin}"
+	[ -n "$title" ] || title="$what: ${files[0]/#-/stdin} -> ${files[1]/#-/stdin}"
 	run_script "$rend" --colors=offcpu --countname "$cname" ${units[@]+"${units[@]}"} --title "$title" \
 		--subtitle "width: ${files[1]/#-/stdin} in $cname; red grew, blue shrank since ${files[0]/#-/stdin}" \
 		${ropts[@]+"${ropts[@]}"} "$t/diff.folded" > "$t/svg" || exit 1
