@@ -358,7 +358,7 @@ teardown() {
 	assert_success
 	assert_equal "$stderr" ""
 	assert_line --regexp '^since generation start '
-	assert_line --regexp '^last [0-9.]+ s: [1-9][0-9]* samples, [1-9][0-9]* ticks at 19 Hz$'
+	assert_line --regexp '^last [0-9.]+ s: [0-9]+\.[0-9]{2} thread-s \([1-9][0-9]* samples\), [1-9][0-9]* ticks at 19 Hz$'
 	assert_line --regexp '\[Z\] osw-sleep +do_nanosleep < hrtimer_nanosleep'
 }
 

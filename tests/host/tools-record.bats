@@ -419,19 +419,19 @@ EOF
 	run -0 grep -c '^offsample top - testhost 6.1.0-56-amd64 - generation 7 - 2023-11-14T22:13:30Z$' <<< "$output"
 	assert_output 2
 	run -0 "$OFFS" top -n 2 -i 0.2 --include-idle
-	assert_line "since generation start (10.0 s): 1000 samples, 100 ticks at 10 Hz"
+	assert_line "since generation start (10.0 s): 100.00 thread-s (1000 samples), 100 ticks at 10 Hz"
 	assert_line "reasons: [L] lock 50.00%  [I] io 15.00%  [Z] sleep 10.00%  [N] net 10.00%  [D] idle 8.00%  [S] sched 5.00%  [O] other 2.00%"
-	assert_line "   30.00%      300 [L] app[100]/app-worker-1 futex_wait_queue < futex_wait < do_futex < __x64_sys_futex < do_syscall_64 < entry_SYSCALL_64_after_hwframe"
+	assert_line "   30.00%    30.00      300 [L] app[100]/app-worker-1 futex_wait_queue < futex_wait < do_futex < __x64_sys_futex < do_syscall_64 < entry_SYSCALL_64_after_hwframe"
 	refute_line --partial "left out"
 	# By default idle kernel threads are left out, and counted.
 	run -0 "$OFFS" top -n 1
-	assert_line "since generation start (10.0 s): 920 samples, 100 ticks at 10 Hz"
+	assert_line "since generation start (10.0 s): 92.00 thread-s (920 samples), 100 ticks at 10 Hz"
 	assert_line "reasons: [L] lock 54.35%  [I] io 16.30%  [Z] sleep 10.87%  [N] net 10.87%  [S] sched 5.43%  [O] other 2.17%"
 	assert_line "left out: 80 samples of idle kernel threads (8.0% of all); --include-idle shows them"
 	refute_line --partial "kworker"
 	run -0 "$OFFS" top -n 2 -i 0.2 --include-idle
-	assert_line "    2.00%       20 [O] odd\\x3bname[400]/odd\\x5cthread [unknown] < odd_wait [mymod] < [truncated]"
-	assert_line --regexp "^last 0\.[0-9] s: 0 samples, 0 ticks at 10 Hz$"
+	assert_line "    2.00%     2.00       20 [O] odd\\x3bname[400]/odd\\x5cthread [unknown] < odd_wait [mymod] < [truncated]"
+	assert_line --regexp "^last 0\.[0-9] s: 0\.00 thread-s \(0 samples\), 0 ticks at 10 Hz$"
 	assert_line "  (no new samples)"
 	run -0 "$OFFS" top -n 1 --top 2
 	run -0 grep -c '^ *[0-9.]*% ' <<< "$output"
@@ -477,10 +477,10 @@ EOF
 	wait "$BG"
 	BG=
 	run -0 sed -n '/^last /,$p' "$T/top.out"
-	assert_line --regexp "^last [0-9.]+ s: 80 samples, 5 ticks at 10 Hz$"
+	assert_line --regexp "^last [0-9.]+ s: 8\.00 thread-s \(80 samples\), 5 ticks at 10 Hz$"
 	assert_line "reasons: [L] lock 62.50%  [I] io 37.50%"
-	assert_line "   62.50%       50 [L] app[100]/app-worker-2 futex_wait_queue < futex_wait < do_futex < __x64_sys_futex < do_syscall_64 < entry_SYSCALL_64_after_hwframe"
-	assert_line "   37.50%       30 [I] app[100]/app-new io_schedule"
+	assert_line "   62.50%     5.00       50 [L] app[100]/app-worker-2 futex_wait_queue < futex_wait < do_futex < __x64_sys_futex < do_syscall_64 < entry_SYSCALL_64_after_hwframe"
+	assert_line "   37.50%     3.00       30 [I] app[100]/app-new io_schedule"
 	# Unchanged records are not listed.
 	assert_equal "$(grep -c '^ *[0-9.]*% ' <<< "$output")" 2
 
@@ -494,7 +494,7 @@ EOF
 	BG=
 	run -0 cat "$T/top2.out"
 	assert_line "generation changed (7 -> 8): samples before the drain or reset went to another reader"
-	run -0 grep -c '^since generation start (10.0 s): 1000 samples' "$T/top2.out"
+	run -0 grep -c '^since generation start (10.0 s): 100.00 thread-s (1000 samples)' "$T/top2.out"
 	assert_output 2
 }
 

@@ -119,7 +119,10 @@ sub cmd_top {
 		$cg->{hostname} // '-', $cg->{kernel} // '-', $cg->{generation} // '-',
 		utc($cg->{end}));
 	$out .= $note;
-	$out .= sprintf("%s: %d samples, %d ticks at %s Hz\n", $what, $total, $ticks, $cg->{hz} // '?');
+	# Thread time: samples / hz (what offcputime calls time waited).
+	my $hz = $cg->{hz} && $cg->{hz} > 0 ? $cg->{hz} : 0;
+	my $ts = sub { $hz ? sprintf('%.2f', $_[0] / $hz) : '-' };
+	$out .= sprintf("%s: %s thread-s (%d samples), %d ticks at %s Hz\n", $what, $ts->($total), $total, $ticks, $cg->{hz} // '?');
 	my @rs = sort { $rc{$b} <=> $rc{$a} || rank($a) <=> rank($b) || $a cmp $b } keys %rc;
 	$out .= 'reasons: ' . (@rs ? join('  ', map { tag($_) . " $_ " . pct($rc{$_}, $total) } @rs) : '-') . "\n";
 	$out .= sprintf("left out: %d samples of idle kernel threads (%s of all); --include-idle shows them\n",
@@ -128,7 +131,7 @@ sub cmd_top {
 	if (!$total) {
 		$out .= "  (no new samples)\n";
 	} else {
-		$out .= sprintf("  %7s %8s %-3s %-16s %s\n", 'percent', 'samples', '', 'process', 'stack (leaf first)');
+		$out .= sprintf("  %7s %8s %8s %-3s %-16s %s\n", 'percent', 'thread-s', 'samples', '', 'process', 'stack (leaf first)');
 		my @ks = sort { $delta{$b} <=> $delta{$a} || $a cmp $b } keys %delta;
 		@ks = @ks[0 .. $o{top} - 1] if @ks > $o{top};
 		for my $k (@ks) {
@@ -139,7 +142,7 @@ sub cmd_top {
 			my $stack = join(' < ', @f, @$uf);
 			my $proc = $r->{comm} . ($r->{pid} ne '-' ? "[$r->{pid}]" : '');
 			$proc .= "/$r->{tname}" if $r->{tname} ne '-';
-			my $line = sprintf("  %7s %8d %-3s %-16s %s", pct($delta{$k}, $total), $delta{$k},
+			my $line = sprintf("  %7s %8s %8d %-3s %-16s %s", pct($delta{$k}, $total), $ts->($delta{$k}), $delta{$k},
 				tag($r->{reason}), $proc, $stack);
 			$line = substr($line, 0, $o{width} - 1) if $o{width} > 1 && length($line) >= $o{width};
 			$out .= "$line\n";
