@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Install what the build, the tests and the demo need, idempotently.
 #
-#   tests/lib/deps.sh [GROUP...]     groups: build vm test browser metrics bench all
+#   tests/lib/deps.sh [GROUP...]     groups: build vm test browser metrics otelcol bench all
 #
 # Debian packages are only requested when missing (no network access at all
 # when everything is present).  Safe to run repeatedly, from CI (no stdin)
@@ -28,6 +28,8 @@ need_group() {
 	metrics)
 		# prometheus-node-exporter and promtool are unpacked into
 		# build/deps (below), not installed: no service is started.
+		want_apt+=(curl) ;;
+	otelcol)
 		want_apt+=(curl) ;;
 	bench)
 		want_apt+=(linux-perf bpfcc-tools) ;;
@@ -109,6 +111,22 @@ for g in "$@"; do
 			dpkg -x "$pdir"/debs/prometheus_*.deb "$pdir/prom"
 			rm -rf "$pdir/debs"
 			printf '%s' "$want" > "$pdir/.versions"
+		fi
+		;;
+	otelcol)
+		# An OpenTelemetry Collector (tests/otelcol: OTLP receiver,
+		# debug and file exporters) built with Go from the module
+		# proxy into build/deps/otelcol, again only when its sources
+		# change.  Needs Go 1.24 or later (the collector's).
+		top=$(cd "$(dirname "$0")/../.." && pwd)
+		odir=$top/build/deps/otelcol
+		want=$(cat "$top"/tests/otelcol/go.mod "$top"/tests/otelcol/go.sum "$top"/tests/otelcol/main.go | cksum)
+		if [ ! -x "$odir/otelcol" ] || [ "$(cat "$odir/.sources" 2>/dev/null)" != "$want" ]; then
+			command -v go >/dev/null 2>&1 || { echo "deps.sh: otelcol needs Go (go not found)" >&2; exit 1; }
+			echo "deps.sh: building the OpenTelemetry Collector into $odir (Go modules from the proxy)" >&2
+			mkdir -p "$odir"
+			(cd "$top/tests/otelcol" && go build -trimpath -o "$odir/otelcol" .) >&2
+			printf '%s' "$want" > "$odir/.sources"
 		fi
 		;;
 	browser)

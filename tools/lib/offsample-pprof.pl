@@ -33,30 +33,10 @@ use IO::Compress::Gzip qw(gzip $GzipError);
 use FindBin;
 use lib $FindBin::RealBin;
 use OffsampleStacks qw(parse fail fail_on_die);
+use OffsampleProto qw(f_int f_bytes f_packed kernel_frame user_frame);
 
 my $PROG = $ENV{OFFSAMPLE_PROG} || 'offsample pprof';
 fail_on_die($PROG);
-
-# ---------------------------------------------------------------- wire
-
-# Protocol buffers: varints and length-delimited fields are all we need
-# (every value here is a non-negative integer or a string).
-sub varint {
-	my ($n) = @_;
-	my $b = '';
-	while ($n >= 0x80) {
-		$b .= chr(($n & 0x7f) | 0x80);
-		$n >>= 7;
-	}
-	return $b . chr($n);
-}
-sub f_int { my ($f, $v) = @_; return varint($f << 3) . varint($v); }
-sub f_bytes { my ($f, $b) = @_; return varint(($f << 3) | 2) . varint(length $b) . $b; }
-sub f_packed {
-	my ($f, @v) = @_;
-	return '' unless @v;
-	return f_bytes($f, join('', map { varint($_) } @v));
-}
 
 # ---------------------------------------------------------------- model
 
@@ -92,43 +72,29 @@ sub location_id {
 	};
 }
 
-# A kernel frame "func+0x6d/0x150 [mod]": function func, mapping [mod]
-# (the kernel image when there is no module).
+# A kernel frame: its function in its mapping (OffsampleProto).
 sub kernel_location {
 	my ($f) = @_;
-	my ($name, $mod) = $f =~ /^(.*?)(?:\+0x[0-9a-fA-F]+(?:\/0x[0-9a-fA-F]+)?)?(?: \[(\S+)\])?\z/;
-	$name = $f if !defined $name || $name eq '';
-	my $file = defined $mod ? "[$mod]" : '[kernel.kallsyms]';
+	my ($name, $file) = kernel_frame($f);
 	return location_id("k\0$f", mapping_id($file), 0, function_id($name, $file));
 }
 
-# A user frame: raw "PATH+0xOFF" (with or without " (replaced)" and the
-# like), named as NAMED ("func+0x12 (libc.so.6)") when the symbolizer
-# could; pseudo frames as they are.
+# A user frame (OffsampleProto::user_frame): a file's with its mapping
+# and file offset, one named already with its file as mapping, JIT code
+# with mapping [jit] and its address, pseudo frames as a function alone.
 sub user_location {
 	my ($raw, $named) = @_;
-	if ($raw =~ m{^(/.*?)\+0x([0-9a-fA-F]+)(?: \(\w+\))?\z}) {
-		my ($file, $off) = ($1, hex $2);
-		my $m = mapping_id($file);
-		my $fn = 0;
-		if (defined $named && $named ne $raw && $named =~ /^(.+?)\+0x[0-9a-fA-F]+ \([^()]*\)\z/s) {
-			$fn = function_id($1, $file);
-		}
-		return location_id("u\0$raw\0$fn", $m, $off, $fn);
+	my $f = user_frame($raw, $named);
+	if ($f->{kind} eq 'file') {
+		my $m = mapping_id($f->{file});
+		my $fn = defined $f->{name} ? function_id($f->{name}, $f->{file}) : 0;
+		return location_id("u\0$raw\0$fn", $m, $f->{addr}, $fn);
 	}
-	# Named already (the input went through offsample-symbolize).
-	if ($raw =~ /^(.+?)\+0x[0-9a-fA-F]+ \(([^()]*)\)\z/s) {
-		my $m = mapping_id($2);
-		return location_id("n\0$raw", $m, 0, function_id($1, $2));
-	}
-	# JIT code the symbolizer named: mapping [jit], the address as it was.
-	my ($addr) = $raw =~ /^\[(?:anon|busy)\]\+0x([0-9a-fA-F]{1,16})\z/;
-	if (defined $addr && defined $named && $named =~ /^(.+?)\+0x[0-9a-fA-F]+ \((\[jit\])\)\z/s) {
-		return location_id("j\0$raw\0$1", mapping_id($2), hex $addr, function_id($1, $2));
-	}
-	my $name = $raw;
-	$name =~ s/\+0x[0-9a-fA-F]+\z// if $name =~ /^\[/;
-	return location_id("p\0$name", 0, 0, function_id($name, ''));
+	return location_id("n\0$raw", mapping_id($f->{file}), 0, function_id($f->{name}, $f->{file}))
+		if $f->{kind} eq 'named';
+	return location_id("j\0$raw\0$f->{name}", mapping_id($f->{file}), $f->{addr}, function_id($f->{name}, $f->{file}))
+		if $f->{kind} eq 'jit';
+	return location_id("p\0$f->{name}", 0, 0, function_id($f->{name}, ''));
 }
 
 # ---------------------------------------------------------------- main

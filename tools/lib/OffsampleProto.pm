@@ -1,0 +1,86 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# OffsampleProto - what the profile writers share (offsample-pprof.pl,
+# offsample-otlp.pl): the protocol buffers wire format, as far as they
+# need it, and the reading of a stacks file's frames into what a
+# profile's locations are made of.  Not a user command.
+#
+# Perl 5, core modules only.
+package OffsampleProto;
+
+use strict;
+use warnings;
+no warnings 'portable';	# 64-bit addresses of JIT frames
+use Exporter 'import';
+
+our @EXPORT_OK = qw(varint f_int f_bytes f_packed f_fixed64 kernel_frame user_frame);
+
+# ---------------------------------------------------------------- wire
+
+# varint(N): N (a non-negative integer below 2**64) as a base-128
+# varint.
+sub varint {
+	my ($n) = @_;
+	my $b = '';
+	while ($n >= 0x80) {
+		$b .= chr(($n & 0x7f) | 0x80);
+		$n >>= 7;
+	}
+	return $b . chr($n);
+}
+# Field FIELD: a varint, length-delimited bytes, packed varints, fixed64.
+sub f_int { my ($f, $v) = @_; return varint($f << 3) . varint($v); }
+sub f_bytes { my ($f, $b) = @_; return varint(($f << 3) | 2) . varint(length $b) . $b; }
+sub f_packed {
+	my ($f, @v) = @_;
+	return '' unless @v;
+	return f_bytes($f, join('', map { varint($_) } @v));
+}
+sub f_fixed64 { my ($f, $v) = @_; return varint(($f << 3) | 1) . pack('Q<', $v); }
+
+# ---------------------------------------------------------------- frames
+
+# kernel_frame(FRAME) -> (NAME, FILE): a kernel frame "func+0x6d/0x150
+# [mod]" is function func of [mod], or of [kernel.kallsyms] when it has
+# no module.
+sub kernel_frame {
+	my ($f) = @_;
+	my ($name, $mod) = $f =~ /^(.*?)(?:\+0x[0-9a-fA-F]+(?:\/0x[0-9a-fA-F]+)?)?(?: \[(\S+)\])?\z/;
+	$name = $f if !defined $name || $name eq '';
+	return ($name, defined $mod ? "[$mod]" : '[kernel.kallsyms]');
+}
+
+# user_frame(RAW, NAMED) -> {kind, file, addr, name}: a user frame of a
+# stacks file, RAW as the module wrote it and NAMED as offsample-symbolize
+# named it (undef: not named).
+#   file:   "PATH+0xOFF" (with or without a mark such as " (replaced)"):
+#           the file and the offset in it, the function when NAMED has it
+#   named:  "func+0x12 (libc.so.6)", an input named already: function and
+#           file, no address
+#   jit:    "[anon]+0xADDR" that the symbolizer named from a JIT map:
+#           file "[jit]", the address, the function
+#   pseudo: anything else ([truncated], [anon]+0x..., [busy]+0x...): a
+#           function of that name (without the address of [...] frames)
+sub user_frame {
+	my ($raw, $named) = @_;
+	if ($raw =~ m{^(/.*?)\+0x([0-9a-fA-F]+)(?: \(\w+\))?\z}) {
+		my %f = (kind => 'file', file => $1, addr => hex $2);
+		# (Not a name: the path again, with the symbolizer's mark
+		# "(missing)" or "(replaced)".)
+		$f{name} = $1 if defined $named && $named ne $raw && $named =~ /^(.+?)\+0x[0-9a-fA-F]+ \([^()]*\)\z/s
+			&& substr($1, 0, 1) ne '/';
+		return \%f;
+	}
+	if ($raw =~ /^(.+?)\+0x[0-9a-fA-F]+ \(([^()]*)\)\z/s) {
+		return { kind => 'named', file => $2, addr => 0, name => $1 };
+	}
+	my ($addr) = $raw =~ /^\[(?:anon|busy)\]\+0x([0-9a-fA-F]{1,16})\z/;
+	if (defined $addr && defined $named && $named =~ /^(.+?)\+0x[0-9a-fA-F]+ \((\[jit\])\)\z/s) {
+		return { kind => 'jit', file => $2, addr => hex $addr, name => $1 };
+	}
+	my $name = $raw;
+	$name =~ s/\+0x[0-9a-fA-F]+\z// if $name =~ /^\[/;
+	return { kind => 'pseudo', file => '', addr => 0, name => $name };
+}
+
+1;
