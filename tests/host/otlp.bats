@@ -252,3 +252,161 @@ received() {
 	run --separate-stderr "$OFFS" otlp --send --endpoint "$URL" "$TFIX/stats.txt"
 	assert_failure 1
 }
+
+# snapdir DIR FIXTURE...: a snapshot directory as offsample snapshot
+# makes it, one window per FIXTURE, in order (restamped: whole files).
+snapdir() {
+	local d=$1 i=0 f
+	shift
+	mkdir -p "$d"
+	for f in "$@"; do
+		i=$((i + 1))
+		cp "$f" "$d/offsample-20261204T01${i}000Z-g$(printf '%08d' "$i").stacks"
+	done
+}
+# times FILE: the start time of each profile the collector got, in the
+# order of its requests (a window's start is in its header).
+times() {
+	tr -d '\0' < "$OUT" | grep '^{' | perl -MJSON::PP -ne 'my $j = decode_json($_); print $j->{resourceProfiles}[0]{scopeProfiles}[0]{profiles}[0]{timeUnixNano}, "\n"'
+}
+
+@test "otlp --spool: the windows of a snapshot directory are sent in order, each once; later runs send only new ones" {
+	snapdir "$T/snap" "$V2S" "$SMALL"
+	local before after
+	before=$(times | wc -l)
+	run --separate-stderr "$OFFS" otlp --send --spool "$T/spool" --endpoint "$URL" "$T/snap"
+	assert_success
+	assert_equal "$stderr" ""
+	received "$T/a.json"
+	received "$T/b.json"
+	assert_equal "$(perl "$FOLD" "$T/a.json")" "$(collapsed "$V2S")"
+	assert_equal "$(perl "$FOLD" "$T/b.json")" "$(collapsed "$SMALL")"
+	run -0 find "$T/spool" -name '*.pb'
+	assert_output ""
+	# Nothing new: nothing sent.
+	run -0 "$OFFS" otlp --send --spool "$T/spool" --endpoint "$URL" "$T/snap"
+	sleep 0.5
+	assert_equal "$(times | wc -l)" $((before + 2))
+	# A new window: only it.
+	cp "$V2" "$T/snap/offsample-20261204T019000Z-g00000009.stacks"
+	run -0 "$OFFS" otlp --send --spool "$T/spool" --endpoint "$URL" "$T/snap"
+	received "$T/c.json"
+	assert_equal "$(perl "$FOLD" "$T/c.json")" "$(collapsed "$V2")"
+	assert_equal "$(times | wc -l)" $((before + 3))
+	# The spool is private (0700), as the snapshots are.
+	run -0 stat -c %a "$T/spool"
+	assert_output 700
+}
+
+@test "otlp --spool: an endpoint that fails keeps the windows, asked again after a backoff that doubles; then sent in order" {
+	snapdir "$T/snap" "$V2S" "$SMALL"
+	# A server that answers 503 and counts the requests.
+	: > "$T/req.log"
+	perl -MIO::Socket::INET -e '
+		my $s = IO::Socket::INET->new(LocalAddr => "127.0.0.1", LocalPort => 0, Listen => 5, ReuseAddr => 1) or die;
+		open(my $l, ">>", $ARGV[0]) or die; $l->autoflush(1); print $l "port ", $s->sockport, "\n";
+		while (my $c = $s->accept) {
+			my $len = 0;
+			while (my $h = <$c>) { last if $h =~ /^\r?\n\z/; $len = $1 if $h =~ /^content-length:\s*(\d+)/i }
+			read($c, my $b, $len); print $l "request\n";
+			print $c "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 4\r\nConnection: close\r\n\r\nbusy";
+			close $c }' "$T/req.log" 3>&- &
+	LISTENER_PID=$!
+	for _ in $(seq 50); do grep -q '^port ' "$T/req.log" && break; sleep 0.1; done
+	local down=http://127.0.0.1:$(sed -n 's/^port //p' "$T/req.log")
+	run --separate-stderr "$OFFS" otlp --send --spool "$T/spool" --endpoint "$down" "$T/snap"
+	assert_failure 1
+	assert_equal "$stderr" "offsample otlp: $down/v1development/profiles: HTTP 503: busy; 2 windows spooled in $T/spool, next try in 60 s"
+	assert_equal "$(grep -c '^request$' "$T/req.log")" 1
+	run -0 ls "$T/spool"
+	assert_output $'0000000001.pb\n0000000002.pb\nqueued.'"$(printf '%s' "$(cd "$T/snap" && pwd -P)" | cksum | cut -d' ' -f1)"$'\nretry\nseq'
+	# Within the backoff: not asked.
+	run --separate-stderr "$OFFS" otlp --send --spool "$T/spool" --endpoint "$down" "$T/snap"
+	assert_failure 1
+	assert_regex "$stderr" "^offsample otlp: $T/spool: 2 windows spooled; $down/v1development/profiles is not asked again before 20[0-9-]+T[0-9:]+Z\$"
+	assert_equal "$(grep -c '^request$' "$T/req.log")" 1
+	# After it (the retry time put in the past): asked once, the next
+	# backoff doubled.
+	read -r _ delay < "$T/spool/retry"
+	echo "0 $delay" > "$T/spool/retry"
+	run -1 "$OFFS" otlp --send --spool "$T/spool" --endpoint "$down" "$T/snap"
+	assert_equal "$(grep -c '^request$' "$T/req.log")" 2
+	run -0 cat "$T/spool/retry"
+	assert_output --regexp '^[0-9]+ 120$'
+	# The endpoint back: the two windows, oldest first, and the backoff
+	# forgotten.
+	echo "0 120" > "$T/spool/retry"
+	local before
+	before=$(times | wc -l)
+	run --separate-stderr "$OFFS" otlp --send --spool "$T/spool" --endpoint "$URL" "$T/snap"
+	assert_success
+	assert_equal "$stderr" ""
+	received "$T/a.json"
+	received "$T/b.json"
+	assert_equal "$(times | tail -n 2)" "1700000200000000000
+$(perl -MJSON::PP -e 'my $j = decode_json(<STDIN>); print $j->{resourceProfiles}[0]{scopeProfiles}[0]{profiles}[0]{timeUnixNano}' < "$T/b.json")"
+	assert_equal "$(perl "$FOLD" "$T/b.json")" "$(collapsed "$SMALL")"
+	[ ! -e "$T/spool/retry" ] || false
+}
+
+@test "otlp --spool: windows beyond the spool's age or size are dropped, oldest first, said and counted" {
+	snapdir "$T/snap" "$V2S" "$SMALL" "$V2"
+	run -1 "$OFFS" otlp --send --spool "$T/spool" --endpoint http://127.0.0.1:1 "$T/snap"
+	run -0 find "$T/spool" -name '*.pb'
+	assert_equal "${#lines[@]}" 3
+	# Two days old, a limit of a day: the two oldest go.
+	touch -d '-2 days' "$T/spool/0000000001.pb" "$T/spool/0000000002.pb"
+	echo "0 60" > "$T/spool/retry"
+	run --separate-stderr "$OFFS" otlp --send --spool "$T/spool" --spool-max-age 24 --endpoint http://127.0.0.1:1 "$T/snap"
+	assert_failure 1
+	assert_equal "${stderr_lines[0]}" "offsample otlp: $T/spool: 2 windows dropped (the spool keeps at most 268435456 bytes and 86400 s); 2 dropped in all"
+	run -0 ls "$T/spool"
+	assert_line 0000000003.pb
+	refute_line 0000000001.pb
+	assert_equal "$(cat "$T/spool/dropped")" 2
+	# Size: a window of over 1 MiB beside a limit of 1 MiB.
+	{
+		sed -n '1,16p' "$V2S"
+		perl -e 'for my $i (1 .. 30000) { printf "1\tsleep\tS\t100\t%d\tapp\tapp-w\t__schedule+0x1/0x2;f%d+0x1/0x2\t-\t-\t/\n", 1000 + $i, $i }'
+	} | sed 's/^# records: .*/# records: 30000/; s/^# samples: .*/# samples: 30000/' > "$T/snap/offsample-20261204T019000Z-g00000009.stacks"
+	"$ROOT/tests/lib/restamp-stacks" "$T/snap/offsample-20261204T019000Z-g00000009.stacks"
+	echo "0 60" > "$T/spool/retry"
+	run --separate-stderr "$OFFS" otlp --send --spool "$T/spool" --spool-max-mb 1 --endpoint http://127.0.0.1:1 "$T/snap"
+	assert_failure 1
+	assert_regex "${stderr_lines[0]}" "^offsample otlp: $T/spool: 2 windows dropped \\(the spool keeps at most 1048576 bytes and 604800 s\\); 4 dropped in all\$"
+	run -0 ls "$T/spool"
+	refute_line --regexp '\.pb$'
+}
+
+@test "examples/offsample-otlp.cron and .service run as written: the snapshot, then its window at the collector" {
+	local cron=$ROOT/examples/offsample-otlp.cron cmd svc=$ROOT/examples/offsample-otlp.service
+	run -0 grep -Ev '^(#|$|[A-Z_]+=)' "$cron"
+	assert_equal "${#lines[@]}" 1
+	cmd=$(sed -E 's/^\* \* \* \* \* root //' <<< "$output")
+	assert_equal "$cmd" "{ [ ! -d /proc/offsample ] || offsample snapshot --keep 1440 --max-age 1 /var/lib/offsample; } && offsample otlp --send --spool /var/lib/offsample-otlp /var/lib/offsample/"
+	run -0 grep -c '^OTEL_EXPORTER_OTLP_ENDPOINT=http://localhost:4318$' "$cron"
+	# With the cron PATH, a fake module and this test's collector.
+	fake_tree "$V2S"
+	# (As the install line makes it; the spool makes itself.)
+	mkdir -m 0700 "$T/offsample"
+	cmd=${cmd//\/var\/lib/$T}
+	cmd=${cmd//\/proc\/offsample/$FP}
+	run --separate-stderr env -i PATH="$ROOT/tools:/usr/bin:/bin" OFFSAMPLE_PROC="$FP" OFFSAMPLE_SYS="$FS" \
+		OTEL_EXPORTER_OTLP_ENDPOINT="$URL" sh -c "$cmd"
+	assert_success
+	assert_equal "$stderr" ""
+	run -0 ls "$T/offsample"
+	assert_equal "${#lines[@]}" 1
+	received "$T/c.json"
+	assert_equal "$(perl "$FOLD" "$T/c.json")" "$(collapsed "$V2S")"
+	# The service runs the same two commands.
+	run -0 grep -c "^ExecStart=/usr/local/sbin/offsample snapshot --keep 1440 --max-age 1 /var/lib/offsample$" "$svc"
+	run -0 grep -c "^ExecStart=/usr/local/sbin/offsample otlp --send --spool /var/lib/offsample-otlp /var/lib/offsample/$" "$svc"
+	if command -v systemd-analyze > /dev/null; then
+		mkdir "$T/units"
+		sed "s|/usr/local/sbin/offsample|$OFFS|" "$svc" > "$T/units/offsample-otlp.service"
+		cp "$ROOT/examples/offsample-otlp.timer" "$T/units/"
+		run systemd-analyze verify "$T/units/offsample-otlp.service" "$T/units/offsample-otlp.timer"
+		refute_output --regexp 'Unknown|unknown|Invalid|invalid|not executable|Failed to parse'
+	fi
+}

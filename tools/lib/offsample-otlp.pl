@@ -35,6 +35,7 @@ no warnings 'portable';
 use Getopt::Long qw(GetOptionsFromArray :config no_ignore_case bundling no_auto_abbrev);
 use Digest::MD5 qw(md5);
 use IO::Compress::Gzip qw(gzip $GzipError);
+use POSIX qw(strftime);
 use FindBin;
 use lib $FindBin::RealBin;
 use OffsampleStacks qw(parse fail fail_on_die);
@@ -132,9 +133,10 @@ my (%o, @names, @headers);
 	my @errs;
 	local $SIG{__WARN__} = sub { push @errs, $_[0] };
 	GetOptionsFromArray(\@ARGV, \%o, 'o|output=s', 'json', 'endpoint=s', 'header=s' => \@headers,
-		'version=s', 'timeout=i', 'names=s' => \@names)
+		'version=s', 'timeout=i', 'names=s' => \@names, 'flush=s', 'max-bytes=i', 'max-age=i')
 		or fail(2, lcfirst(($errs[0] // "invalid option\n") =~ s/\n.*//sr) . ' (see --help)');
 }
+flush($o{flush}) if defined $o{flush};
 my @files = @ARGV ? @ARGV : ('-');
 fail(2, 'as many --names files as inputs expected') if @names && @names != @files;
 if (!defined $o{endpoint} && !$o{json} && (!defined $o{o} || $o{o} eq '-') && -t STDOUT) {
@@ -352,6 +354,21 @@ exit 0;
 # send_body(URL, BODY, TYPE): POST BODY gzipped; a 2xx answer is success,
 # anything else an error naming the status and what the server said.
 sub send_body {
+	my $err = try_send(@_);
+	fail(1, $err) if defined $err;
+}
+
+# try_send(URL, BODY, TYPE) -> undef when sent, else why not.
+sub try_send {
+	my ($url, $b, $type) = @_;
+	local *fail = sub { die "$_[1]\n" };
+	my $r = eval { post(@_); 1 };
+	return if $r;
+	(my $e = $@) =~ s/\n\z//;
+	return $e;
+}
+
+sub post {
 	my ($url, $b, $type) = @_;
 	my $gz;
 	gzip(\$b => \$gz) or fail(1, "gzip: $GzipError");
@@ -399,4 +416,82 @@ sub send_body {
 	$msg =~ s/\s+\z//;
 	$msg = substr($msg, 0, 300);
 	fail(1, "$url: HTTP $code" . ($msg ne '' ? ": $msg" : ''));
+}
+
+# ---------------------------------------------------------------- spool
+
+# flush(DIR): send the windows spooled in DIR (NNNNNNNNNN.pb, a request
+# each, made by `offsample otlp --spool`), oldest first, each removed once
+# the endpoint took it.  First the bounds: windows beyond --max-bytes in
+# all (the oldest) or older than --max-age seconds are dropped, said and
+# counted in DIR/dropped.  An endpoint that fails is not asked again
+# before DIR/retry says (60 s after the first failure, doubling up to an
+# hour); what is left stays for the next run, in order.  Exit status 0
+# when the spool is empty, 1 when windows are left or were dropped.
+sub flush {
+	my ($dir) = @_;
+	my $url = $o{endpoint} // fail(2, '--flush needs --endpoint');
+	opendir(my $dh, $dir) or fail(1, "cannot read $dir: " . lc "$!");
+	my @w = sort grep { /\A\d{10}\.pb\z/ } readdir $dh;
+	closedir $dh;
+	my ($max, $age, $now, $bad) = ($o{'max-bytes'} // 0, $o{'max-age'} // 0, time, 0);
+	my (@keep, @drop, $total);
+	$total += (-s "$dir/$_" // 0) for @w;
+	for my $f (@w) {
+		my @st = stat "$dir/$f" or next;
+		if (($age && $now - $st[9] > $age) || ($max && $total > $max)) {
+			push @drop, $f;
+			$total -= $st[7];
+		} else {
+			push @keep, $f;
+		}
+	}
+	if (@drop) {
+		unlink "$dir/$_" for @drop;
+		my $n = @drop + (slurp("$dir/dropped") // 0);
+		put("$dir/dropped", "$n\n");
+		print STDERR "$PROG: $dir: " . @drop . ' window' . (@drop == 1 ? '' : 's')
+			. " dropped (the spool keeps at most $max bytes and $age s); $n dropped in all\n";
+		$bad = 1;
+	}
+	my ($next, $delay) = split ' ', slurp("$dir/retry") // '0 0';
+	if (@keep && $now < ($next // 0)) {
+		printf STDERR "%s: %s: %d window%s spooled; %s is not asked again before %s\n", $PROG, $dir,
+			scalar @keep, @keep == 1 ? '' : 's', $url, strftime('%Y-%m-%dT%H:%M:%SZ', gmtime $next);
+		exit 1;
+	}
+	while (my $f = shift @keep) {
+		open(my $fh, '<:raw', "$dir/$f") or next;
+		my $b = do { local $/; <$fh> };
+		close $fh;
+		my $err = try_send($url, $b, 'application/x-protobuf');
+		if (defined $err) {
+			unshift @keep, $f;
+			$delay = $delay ? ($delay * 2 > 3600 ? 3600 : $delay * 2) : 60;
+			put("$dir/retry", ($now + $delay) . " $delay\n");
+			printf STDERR "%s: %s; %d window%s spooled in %s, next try in %d s\n", $PROG, $err,
+				scalar @keep, @keep == 1 ? '' : 's', $dir, $delay;
+			exit 1;
+		}
+		unlink "$dir/$f";
+	}
+	unlink "$dir/retry";
+	exit $bad;
+}
+
+sub slurp {
+	my ($f) = @_;
+	open(my $fh, '<', $f) or return;
+	my $v = <$fh>;
+	chomp $v if defined $v;
+	return $v;
+}
+
+# put(FILE, TEXT): FILE replaced by TEXT (through a temporary file).
+sub put {
+	my ($f, $t) = @_;
+	open(my $fh, '>', "$f.$$") or fail(1, "cannot write $f.$$: " . lc "$!");
+	print $fh $t;
+	close $fh or fail(1, "cannot write $f.$$: " . lc "$!");
+	rename("$f.$$", $f) or fail(1, "cannot rename $f.$$: " . lc "$!");
 }

@@ -12,6 +12,8 @@ help_otlp() {
 Usage: offsample otlp [-o OUT] [--json] [FILTERS] [--no-symbolize] [FILE...]
        offsample otlp --send [--endpoint URL] [--header K=V]... [--json]
                       [--timeout SECONDS] [FILTERS] [FILE...]
+       offsample otlp --send --spool SPOOL [--spool-max-mb N]
+                      [--spool-max-age HOURS] [...] [WINDOW|DIR...]
 
 Write the stacks as OpenTelemetry profiles (OTLP profiles, the
 v1development signal: ProfilesData, protobuf or with --json OTLP/JSON),
@@ -45,6 +47,19 @@ offsample-symbolize names.
                        OTEL_EXPORTER_OTLP_PROFILES_HEADERS: K=V,K2=V2)
   --timeout SECONDS    give up after SECONDS (default 10;
                        OTEL_EXPORTER_OTLP_TIMEOUT in milliseconds)
+  --spool SPOOL        continuous mode (cron, systemd): each WINDOW (a
+                       drained file; DIR: the snapshots in it not spooled
+                       before) becomes a request in the directory SPOOL,
+                       then SPOOL is sent oldest first, each request
+                       removed once the endpoint took it.  When the
+                       endpoint fails the rest waits for a later run (not
+                       asked again for 60 s, doubling up to an hour); a
+                       reboot keeps SPOOL.  Exit 1 while windows wait.
+  --spool-max-mb N     at most N MiB of requests (default 256): beyond,
+                       the oldest are dropped, said and counted in
+                       SPOOL/dropped
+  --spool-max-age H    requests older than H hours are dropped (default
+                       168, a week; 0: no limit, as for --spool-max-mb 0)
 
 EOF
 	help_read
@@ -68,7 +83,7 @@ otlp_headers() {
 }
 
 cmd_otlp() {
-	local out=- json=0 send=0 endpoint= timeout= files=() names=() f
+	local out=- json=0 send=0 endpoint= timeout= files=() names=() f spool= smax=256 sage=168
 	HDRS=()
 	while [ $# -gt 0 ]; do
 		if read_opt "$@"; then shift "$SHIFTN"; continue; fi
@@ -81,6 +96,12 @@ cmd_otlp() {
 		--header | --header=*) optval --header "$@"
 			case $OPTVAL in ?*=*) HDRS+=(--header "$OPTVAL") ;; *) usage_error "--header needs K=V, not \"$OPTVAL\"" ;; esac
 			shift "$SHIFTN" ;;
+		--spool | --spool=*) optval --spool "$@"; spool=$OPTVAL; shift "$SHIFTN"
+			[ -n "$spool" ] || usage_error "--spool needs a directory" ;;
+		--spool-max-mb | --spool-max-mb=*) optval --spool-max-mb "$@"; smax=$OPTVAL; shift "$SHIFTN"
+			case $smax in '' | *[!0-9]*) usage_error "--spool-max-mb needs a number, not \"$smax\"" ;; esac ;;
+		--spool-max-age | --spool-max-age=*) optval --spool-max-age "$@"; sage=$OPTVAL; shift "$SHIFTN"
+			case $sage in '' | *[!0-9]*) usage_error "--spool-max-age needs hours, not \"$sage\"" ;; esac ;;
 		--timeout | --timeout=*) optval --timeout "$@"; timeout=$OPTVAL; shift "$SHIFTN"
 			case $timeout in '' | *[!0-9]* | 0) usage_error "--timeout needs whole seconds, not \"$timeout\"" ;; esac ;;
 		--) shift; files+=("$@"); break ;;
@@ -126,6 +147,12 @@ cmd_otlp() {
 		fi
 		opts+=(-o "$out")
 	fi
+	if [ -n "$spool" ]; then
+		[ $send = 1 ] || usage_error "--spool goes with --send"
+		[ $json = 0 ] || usage_error "--spool sends protobuf; --json does not apply"
+		otlp_spool "$spool" "$smax" "$sage" "${opts[@]}" -- ${files[@]+"${files[@]}"}
+		return
+	fi
 	gather_inputs o ${files[@]+"${files[@]}"}
 	if [ $NOSYM = 0 ]; then
 		for f in "${INPUTS[@]}"; do names+=(--names "$f"); done
@@ -133,4 +160,54 @@ cmd_otlp() {
 	local v
 	v=$(show_version) && v=${v#offsample }
 	perl_helper offsample-otlp.pl ${v:+--version "$v"} "${opts[@]}" ${names[@]+"${names[@]}"} -- "${RAW[@]}"
+}
+
+# otlp_spool SPOOL MAX_MB MAX_HOURS SEND_OPTIONS... -- WINDOW|DIR...:
+# each window into SPOOL as a request (NNNNNNNNNN.pb, made beside and
+# renamed), then SPOOL flushed (offsample-otlp.pl --flush).  A DIR stands
+# for its snapshots (offsample-*.stacks) whose names sort after the last
+# one spooled from it (SPOOL/queued.ID, ID a checksum of the DIR's path).
+# One run at a time (flock on SPOOL/.lock).
+otlp_spool() {
+	local dir=$1 max=$2 age=$3 send=() ws=() marks=() w d n i seq v names=() mark last
+	shift 3
+	while [ "$1" != -- ]; do send+=("$1"); shift; done
+	shift
+	[ $# -gt 0 ] || usage_error "--spool needs WINDOW files or snapshot directories"
+	mkdir -p -m 0700 -- "$dir" 2>/dev/null && [ -d "$dir" ] && [ -w "$dir" ] || die "cannot write in $dir"
+	exec 9> "$dir/.lock" || die "cannot write in $dir"
+	flock -w 60 9 || die "$dir is busy (another offsample otlp --spool for a minute)"
+	v=$(show_version) && v=${v#offsample }
+	for w in "$@"; do
+		[ "$w" != - ] || usage_error "WINDOWs are files (standard input is not a window)"
+		if [ -d "$w" ]; then
+			mark=$dir/queued.$(printf '%s' "$(cd -- "$w" && pwd -P)" | cksum | cut -d' ' -f1)
+			last=$(cat -- "$mark" 2>/dev/null) || last=
+			for d in "$w"/offsample-*.stacks; do
+				[ -f "$d" ] || continue
+				[ -n "$last" ] && ! [[ ${d##*/} > $last ]] && continue
+				ws+=("$d") marks+=("$mark")
+			done
+		elif [ -f "$w" ]; then
+			ws+=("$w") marks+=("")
+		else
+			die "$w: no such window or directory"
+		fi
+	done
+	for i in ${ws[@]+"${!ws[@]}"}; do
+		w=${ws[i]}
+		seq=$(cat -- "$dir/seq" 2>/dev/null) || seq=0
+		seq=$((10#$seq + 1))
+		gather_inputs "s$seq" "$w"
+		names=()
+		if [ $NOSYM = 0 ]; then
+			for f in "${INPUTS[@]}"; do names+=(--names "$f"); done
+		fi
+		n=$(printf '%010d' "$seq")
+		perl_helper offsample-otlp.pl ${v:+--version "$v"} -o "$dir/.$n.pb" ${names[@]+"${names[@]}"} -- "${RAW[@]}" ||
+			{ rm -f -- "$dir/.$n.pb"; exit 1; }
+		mv -f -- "$dir/.$n.pb" "$dir/$n.pb" && printf '%s\n' "$seq" > "$dir/seq" || die "cannot write in $dir"
+		[ -z "${marks[i]}" ] || printf '%s\n' "${w##*/}" > "${marks[i]}" || die "cannot write in $dir"
+	done
+	perl_helper offsample-otlp.pl --flush "$dir" --max-bytes $((max * 1048576)) --max-age $((age * 3600)) "${send[@]}"
 }
