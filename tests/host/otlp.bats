@@ -13,11 +13,13 @@ load tools-common
 OTELCOL=$ROOT/build/deps/otelcol/otelcol
 FOLD=$ROOT/tests/lib/otlp-fold.pl
 
-setup_file() {
-	local d=$BATS_FILE_TMPDIR port i
-	[ -x "$OTELCOL" ] || return 0
+# start_collector DIR [PORT]: the collector on 127.0.0.1:PORT (a free
+# one when not given), its file exporter writing DIR/out.json; its URL in
+# DIR/url, its pid in DIR/col.pid.
+start_collector() {
+	local d=$1 port=${2:-} i
 	for i in 1 2 3 4 5; do
-		port=$(perl -MIO::Socket::INET -e 'print IO::Socket::INET->new(LocalAddr => "127.0.0.1", LocalPort => 0, Listen => 1)->sockport')
+		[ -n "${2:-}" ] || port=$(perl -MIO::Socket::INET -e 'print IO::Socket::INET->new(LocalAddr => "127.0.0.1", LocalPort => 0, Listen => 1)->sockport')
 		cat > "$d/cfg.yaml" <<EOF
 receivers:
   otlp:
@@ -44,10 +46,17 @@ EOF
 			sleep 0.1
 		done
 		kill "$(cat "$d/col.pid")" 2>/dev/null || true
+		wait "$(cat "$d/col.pid")" 2>/dev/null || true
+		sleep 0.5
 	done
 	echo "the collector did not start:" >&2
 	cat "$d/col.log" >&2
 	return 1
+}
+
+setup_file() {
+	[ -x "$OTELCOL" ] || return 0
+	start_collector "$BATS_FILE_TMPDIR"
 }
 
 teardown_file() {
@@ -409,4 +418,44 @@ $(perl -MJSON::PP -e 'my $j = decode_json(<STDIN>); print $j->{resourceProfiles}
 		run systemd-analyze verify "$T/units/offsample-otlp.service" "$T/units/offsample-otlp.timer"
 		refute_output --regexp 'Unknown|unknown|Invalid|invalid|not executable|Failed to parse'
 	fi
+}
+
+@test "otlp --spool: the collector stopped mid-stream and started again: every window arrives exactly once, in order" {
+	local c=$T/col port n
+	mkdir -p "$c" "$T/snap"
+	start_collector "$c"
+	port=$(sed 's/.*://' "$c/url")
+	snapdir "$T/snap" "$V2S" "$SMALL"
+	run -0 "$OFFS" otlp --send --spool "$T/spool" --endpoint "$(cat "$c/url")" "$T/snap"
+	for n in $(seq 100); do [ "$(grep -c '^{' "$c/out.json" 2>/dev/null)" -ge 2 ] && break; sleep 0.1; done
+	# Stopped: two more windows wait.
+	kill "$(cat "$c/col.pid")"
+	wait "$(cat "$c/col.pid")" 2>/dev/null || true
+	cp "$V2" "$T/snap/offsample-20261204T018000Z-g00000008.stacks"
+	cp "$SFIX/oncpu-spin-v3-6.12.117.txt" "$T/snap/offsample-20261204T019000Z-g00000009.stacks"
+	run --separate-stderr "$OFFS" otlp --send --spool "$T/spool" --endpoint "$(cat "$c/url")" "$T/snap"
+	assert_failure 1
+	assert_regex "$stderr" "; 2 windows spooled in $T/spool, next try in 60 s\$"
+	# Started again on the same port, writing a new file; a run after the
+	# backoff sends the two, in order.
+	mv "$c/out.json" "$c/before.json"
+	start_collector "$c" "$port"
+	echo "0 60" > "$T/spool/retry"
+	run --separate-stderr "$OFFS" otlp --send --spool "$T/spool" --endpoint "$(cat "$c/url")" "$T/snap"
+	assert_success
+	assert_equal "$stderr" ""
+	for n in $(seq 100); do [ "$(grep -c '^{' "$c/out.json" 2>/dev/null)" -ge 2 ] && break; sleep 0.1; done
+	kill "$(cat "$c/col.pid")"
+	wait "$(cat "$c/col.pid")" 2>/dev/null || true
+	# Before the stop: the first two; after: the last two, once each.
+	assert_equal "$(grep -c '^{' "$c/before.json")" 2
+	assert_equal "$(grep -c '^{' "$c/out.json")" 2
+	grep '^{' "$c/before.json" | sed -n 1p > "$T/1.json"
+	grep '^{' "$c/before.json" | sed -n 2p > "$T/2.json"
+	grep '^{' "$c/out.json" | sed -n 1p > "$T/3.json"
+	grep '^{' "$c/out.json" | sed -n 2p > "$T/4.json"
+	assert_equal "$(perl "$FOLD" "$T/1.json")" "$(collapsed "$V2S")"
+	assert_equal "$(perl "$FOLD" "$T/2.json")" "$(collapsed "$SMALL")"
+	assert_equal "$(perl "$FOLD" "$T/3.json")" "$(collapsed "$V2")"
+	assert_equal "$(perl "$FOLD" "$T/4.json")" "$(collapsed "$SFIX/oncpu-spin-v3-6.12.117.txt")"
 }
