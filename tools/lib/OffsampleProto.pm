@@ -50,9 +50,9 @@ sub kernel_frame {
 	return ($name, defined $mod ? "[$mod]" : '[kernel.kallsyms]');
 }
 
-# user_frame(RAW, NAMED) -> {kind, file, addr, name}: a user frame of a
-# stacks file, RAW as the module wrote it and NAMED as offsample-symbolize
-# named it (undef: not named).
+# user_frame(RAW, NAMED, PLAIN) -> {kind, file, addr, name}: a user frame
+# of a stacks file, RAW as the module wrote it and NAMED as
+# offsample-symbolize named it (undef: not named).
 #   file:   "PATH+0xOFF" (with or without a mark such as " (replaced)"):
 #           the file and the offset in it, the function when NAMED has it
 #   named:  "func+0x12 (libc.so.6)", an input named already: function and
@@ -62,13 +62,15 @@ sub kernel_frame {
 #   pseudo: anything else ([truncated], [anon]+0x..., [busy]+0x...): a
 #           function of that name (without the address of [...] frames)
 sub user_frame {
-	my ($raw, $named) = @_;
+	my ($raw, $named, $plain) = @_;
 	if ($raw =~ m{^(/.*?)\+0x([0-9a-fA-F]+)(?: \(\w+\))?\z}) {
 		my %f = (kind => 'file', file => $1, addr => hex $2);
-		# (Not a name: the path again, with the symbolizer's mark
-		# "(missing)" or "(replaced)".)
+		# With PLAIN, the path again with the symbolizer's mark
+		# ("(missing)", "(replaced)") is no name: the location keeps
+		# its file and offset for a backend to symbolize.  pprof
+		# readers that show only functions (speedscope) get the path.
 		$f{name} = $1 if defined $named && $named ne $raw && $named =~ /^(.+?)\+0x[0-9a-fA-F]+ \([^()]*\)\z/s
-			&& substr($1, 0, 1) ne '/';
+			&& !($plain && substr($1, 0, 1) eq '/');
 		return \%f;
 	}
 	if ($raw =~ /^(.+?)\+0x[0-9a-fA-F]+ \(([^()]*)\)\z/s) {

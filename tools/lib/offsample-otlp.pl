@@ -88,7 +88,7 @@ sub kernel_loc {
 	return location_ix(mapping_ix($file), 0, function_ix($name, $file), 'kernel');
 }
 sub user_loc {
-	my $f = user_frame(@_);
+	my $f = user_frame(@_, 1);
 	$_ = unesc($_) for grep { defined } @$f{qw(name file)};
 	return location_ix(0, 0, function_ix($f->{name}, ''), undef) if $f->{kind} eq 'pseudo';
 	my $fn = defined $f->{name} ? function_ix($f->{name}, $f->{file}) : 0;
