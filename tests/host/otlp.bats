@@ -87,6 +87,28 @@ collapsed() {
 	"$OFFS" collapse "$@" | sed -E 's/ \((missing|replaced)\)(;| [0-9.]+$)/\2/g' | sort
 }
 
+# http_server LOG STATUS: an HTTP server on 127.0.0.1 that logs each
+# request's headers to LOG, then "request", and answers STATUS (200: no
+# body; else "busy"); its URL in HURL, its pid in LISTENER_PID.
+http_server() {
+	: > "$1"
+	perl -MIO::Socket::INET -e '
+		my ($logf, $status) = @ARGV;
+		my $s = IO::Socket::INET->new(LocalAddr => "127.0.0.1", LocalPort => 0, Listen => 5, ReuseAddr => 1) or die;
+		open(my $l, ">>", $logf) or die; $l->autoflush(1); print $l "port ", $s->sockport, "\n";
+		while (my $c = $s->accept) {
+			my $len = 0;
+			while (my $h = <$c>) { last if $h =~ /^\r?\n\z/; print $l $h; $len = $1 if $h =~ /^content-length:\s*(\d+)/i }
+			read($c, my $b, $len); print $l "request\n";
+			print $c $status == 200 ? "HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\nContent-Length: 0\r\n"
+				: "HTTP/1.1 $status Service Unavailable\r\nContent-Length: 4\r\n", "Connection: close\r\n\r\n",
+				$status == 200 ? "" : "busy";
+			close $c }' "$1" "$2" 3>&- &
+	LISTENER_PID=$!
+	for _ in $(seq 50); do grep -q '^port ' "$1" && break; sleep 0.1; done
+	HURL=http://127.0.0.1:$(sed -n 's/^port //p' "$1")
+}
+
 # received FILE: what the collector wrote for the request sent last
 # (its file exporter writes one line a request) into FILE.
 received() {
@@ -206,20 +228,9 @@ received() {
 	# Headers reach the server (a listener that logs the request).
 	local how
 	for how in curl perl; do
-		: > "$T/req.log"
-		perl -MIO::Socket::INET -e '
-			my $s = IO::Socket::INET->new(LocalAddr => "127.0.0.1", LocalPort => 0, Listen => 5, ReuseAddr => 1) or die;
-			open(my $l, ">>", $ARGV[0]) or die; $l->autoflush(1); print $l "port ", $s->sockport, "\n";
-			while (my $c = $s->accept) {
-				my $len = 0;
-				while (my $h = <$c>) { last if $h =~ /^\r?\n\z/; print $l $h; $len = $1 if $h =~ /^content-length:\s*(\d+)/i }
-				read($c, my $b, $len);
-				print $c "HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
-				close $c }' "$T/req.log" 3>&- &
-		LISTENER_PID=$!
-		for _ in $(seq 50); do grep -q '^port ' "$T/req.log" && break; sleep 0.1; done
+		http_server "$T/req.log" 200
 		OFFSAMPLE_OTLP_CLIENT=$how OTEL_EXPORTER_OTLP_HEADERS='x-scope-orgid=team%20a, authorization=Basic%20eDp5' \
-			run -0 "$OFFS" otlp --send --header 'x-extra=1' --endpoint "http://127.0.0.1:$(sed -n 's/^port //p' "$T/req.log")" "$V2S"
+			run -0 "$OFFS" otlp --send --header 'x-extra=1' --endpoint "$HURL" "$V2S"
 		run -0 cat "$T/req.log"
 		assert_line --regexp '^POST /v1development/profiles HTTP/1\.1'
 		assert_line --regexp '^(x-scope-orgid|X-Scope-Orgid): team a'
@@ -310,19 +321,8 @@ times() {
 @test "otlp --spool: an endpoint that fails keeps the windows, asked again after a backoff that doubles; then sent in order" {
 	snapdir "$T/snap" "$V2S" "$SMALL"
 	# A server that answers 503 and counts the requests.
-	: > "$T/req.log"
-	perl -MIO::Socket::INET -e '
-		my $s = IO::Socket::INET->new(LocalAddr => "127.0.0.1", LocalPort => 0, Listen => 5, ReuseAddr => 1) or die;
-		open(my $l, ">>", $ARGV[0]) or die; $l->autoflush(1); print $l "port ", $s->sockport, "\n";
-		while (my $c = $s->accept) {
-			my $len = 0;
-			while (my $h = <$c>) { last if $h =~ /^\r?\n\z/; $len = $1 if $h =~ /^content-length:\s*(\d+)/i }
-			read($c, my $b, $len); print $l "request\n";
-			print $c "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 4\r\nConnection: close\r\n\r\nbusy";
-			close $c }' "$T/req.log" 3>&- &
-	LISTENER_PID=$!
-	for _ in $(seq 50); do grep -q '^port ' "$T/req.log" && break; sleep 0.1; done
-	local down=http://127.0.0.1:$(sed -n 's/^port //p' "$T/req.log")
+	http_server "$T/req.log" 503
+	local down=$HURL
 	run --separate-stderr "$OFFS" otlp --send --spool "$T/spool" --endpoint "$down" "$T/snap"
 	assert_failure 1
 	assert_equal "$stderr" "offsample otlp: $down/v1development/profiles: HTTP 503: busy; 2 windows spooled in $T/spool, next try in 60 s"

@@ -12,8 +12,32 @@ use strict;
 use warnings;
 no warnings 'portable';	# 64-bit addresses of JIT frames
 use Exporter 'import';
+use OffsampleStacks qw(parse fail);
 
-our @EXPORT_OK = qw(varint f_int f_bytes f_packed f_fixed64 kernel_frame user_frame);
+our @EXPORT_OK = qw(varint f_int f_bytes f_packed f_fixed64 kernel_frame user_frame inputs);
+
+# inputs(FILES, NAMES) -> ([DATA, NAMED]...): each stacks file of FILES
+# parsed (OffsampleStacks), with NAMED the parse of the same input after
+# offsample-symbolize (NAMES, in the same order; undef when there are none
+# or they do not have the same records).  A file that is not a stacks
+# file, or has a generation without a valid rate, fails (exit 1).
+sub inputs {
+	my ($files, $names) = @_;
+	my @r;
+	for my $i (0 .. $#$files) {
+		my $d = parse($files->[$i]);
+		fail(1, "$files->[$i]: not an offsample stacks file (no \"# offsample stacks\" header)")
+			unless @{$d->{gens}};
+		my $n = @$names ? parse($names->[$i]) : undef;
+		undef $n if $n && @{$n->{recs}} != @{$d->{recs}};
+		for my $g (@{$d->{gens}}) {
+			fail(1, "$files->[$i]: generation without a valid \"# hz:\" line")
+				unless defined $g->{hz} && $g->{hz} =~ /^\d+\z/ && $g->{hz} > 0;
+		}
+		push @r, [$d, $n];
+	}
+	return @r;
+}
 
 # ---------------------------------------------------------------- wire
 

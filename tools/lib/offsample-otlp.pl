@@ -38,8 +38,8 @@ use IO::Compress::Gzip qw(gzip $GzipError);
 use POSIX qw(strftime);
 use FindBin;
 use lib $FindBin::RealBin;
-use OffsampleStacks qw(parse fail fail_on_die);
-use OffsampleProto qw(f_int f_bytes f_packed f_fixed64 kernel_frame user_frame);
+use OffsampleStacks qw(fail fail_on_die);
+use OffsampleProto qw(f_int f_bytes f_packed f_fixed64 kernel_frame user_frame inputs);
 
 my $PROG = $ENV{OFFSAMPLE_PROG} || 'offsample otlp';
 fail_on_die($PROG);
@@ -145,17 +145,10 @@ if (!defined $o{endpoint} && !$o{json} && (!defined $o{o} || $o{o} eq '-') && -t
 
 # %res: resource key -> {attrs => [[k, t, v]...], prof => {off_cpu|cpu => [samples]}}
 my (%res, @res_order, $t0, $t1, $hz0, $host);
-for my $i (0 .. $#files) {
-	my $d = parse($files[$i]);
-	fail(1, "$files[$i]: not an offsample stacks file (no \"# offsample stacks\" header)")
-		unless @{$d->{gens}};
-	my $n = @names ? parse($names[$i]) : undef;
-	undef $n if $n && @{$n->{recs}} != @{$d->{recs}};
+for my $in (inputs(\@files, \@names)) {
+	my ($d, $n) = @$in;
 	for my $g (@{$d->{gens}}) {
-		my $hz = $g->{hz};
-		fail(1, "$files[$i]: generation without a valid \"# hz:\" line")
-			unless defined $hz && $hz =~ /^\d+\z/ && $hz > 0;
-		$hz0 //= $hz;
+		$hz0 //= $g->{hz};
 		$host //= $g->{hostname} if defined $g->{hostname} && $g->{hostname} ne '';
 		next unless defined $g->{start} && $g->{start} =~ /^\d+(?:\.\d+)?\z/;
 		$t0 = $g->{start} if !defined $t0 || $g->{start} < $t0;

@@ -32,8 +32,8 @@ use Getopt::Long qw(GetOptionsFromArray :config no_ignore_case bundling no_auto_
 use IO::Compress::Gzip qw(gzip $GzipError);
 use FindBin;
 use lib $FindBin::RealBin;
-use OffsampleStacks qw(parse fail fail_on_die);
-use OffsampleProto qw(f_int f_bytes f_packed kernel_frame user_frame);
+use OffsampleStacks qw(fail fail_on_die);
+use OffsampleProto qw(f_int f_bytes f_packed kernel_frame user_frame inputs);
 
 my $PROG = $ENV{OFFSAMPLE_PROG} || 'offsample pprof';
 fail_on_die($PROG);
@@ -113,17 +113,10 @@ if ((!defined $o{o} || $o{o} eq "-") && -t STDOUT) {
 }
 
 my (@samples, $t0, $dur, $hz0);
-for my $i (0 .. $#files) {
-	my $d = parse($files[$i]);
-	fail(1, "$files[$i]: not an offsample stacks file (no \"# offsample stacks\" header)")
-		unless @{$d->{gens}};
-	my $n = @names ? parse($names[$i]) : undef;
-	undef $n if $n && @{$n->{recs}} != @{$d->{recs}};
+for my $in (inputs(\@files, \@names)) {
+	my ($d, $n) = @$in;
 	for my $g (@{$d->{gens}}) {
-		my $hz = $g->{hz};
-		fail(1, "$files[$i]: generation without a valid \"# hz:\" line")
-			unless defined $hz && $hz =~ /^\d+\z/ && $hz > 0;
-		$hz0 //= $hz;
+		$hz0 //= $g->{hz};
 		if (defined $g->{start} && $g->{start} =~ /^\d+(?:\.\d+)?\z/) {
 			$t0 = $g->{start} if !defined $t0 || $g->{start} < $t0;
 		}
