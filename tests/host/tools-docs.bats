@@ -315,14 +315,33 @@ slugs() {
 @test "docs/README.md indexes every document in docs/" {
 	local f
 	[ -f "$ROOT/docs/README.md" ]
-	for f in "$ROOT"/docs/*.md "$ROOT"/docs/man/*.[1-9]; do
+	for f in "$ROOT"/docs/*.md "$ROOT"/docs/examples/*.md "$ROOT"/docs/man/*.[1-9]; do
 		f=${f#"$ROOT"/docs/}
 		[ "$f" = README.md ] && continue
 		grep -qF "($f)" "$ROOT/docs/README.md" || { echo "docs/README.md does not link $f"; return 1; }
 	done
 	# No raw run folders in docs/, and the index says where they go.
-	run -0 find "$ROOT/docs" -mindepth 1 -maxdepth 1 -type d -not -name man -not -name images
+	run -0 find "$ROOT/docs" -mindepth 1 -maxdepth 1 -type d -not -name man -not -name images -not -name examples
 	assert_output ""
 	grep -q 'build/bench-results/' "$ROOT/docs/README.md"
 	grep -qF '(docs/README.md)' "$ROOT/README.md"
+}
+
+@test "docs/examples: every output is what the command prints now on the recordings; an edited output is caught" {
+	run perl "$ROOT/tests/lib/examples.pl" "$ROOT/docs/examples/README.md"
+	assert_success
+	assert_output ""
+	# Every command the issue names has a section with a real run.
+	local c
+	for c in report flamegraph diff blockers critical top snapshot; do
+		grep -q "^\$ .*offsample $c " "$ROOT/docs/examples/README.md" || { echo "no example run of offsample $c"; return 1; }
+	done
+	grep -q '^# offsample record .* -- ' "$ROOT/docs/examples/README.md"
+	# The check fails when an output is not the tool's.
+	sed 's/^  \[P\] ipc                3119   39.74%     164.16$/  [P] ipc                3118   39.74%     164.16/' \
+		"$ROOT/docs/examples/README.md" > "$BATS_TEST_TMPDIR/edited.md"
+	! cmp -s "$ROOT/docs/examples/README.md" "$BATS_TEST_TMPDIR/edited.md"
+	run perl "$ROOT/tests/lib/examples.pl" "$BATS_TEST_TMPDIR/edited.md"
+	assert_failure 1
+	assert_output --partial "+  [P] ipc                3119   39.74%     164.16"
 }
