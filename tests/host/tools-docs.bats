@@ -277,6 +277,13 @@ doc_time() {
 	# The picture is drawn by flamegraph/offsample-flamegraph (commands in
 	# docs/README.md): a renderer changed since must be followed by a new
 	# picture.
+	# The SVG is what docs/images/draw.sh's command draws now, byte for
+	# byte (the renderer is deterministic).
+	run -0 "$OFFS" flamegraph --title 'Off-CPU time of a test workload (offsample, Debian 6.1 guest)' \
+		-o "$BATS_TEST_TMPDIR/now.svg" "$ROOT/tests/fixtures/stacks/workload-drain-v2-6.1.0.txt"
+	cmp "$BATS_TEST_TMPDIR/now.svg" "$ROOT/docs/images/offcpu-workload.svg" ||
+		{ echo "docs/images/offcpu-workload.svg is not what the tools draw now: run docs/images/draw.sh"; return 1; }
+	grep -qF "'Off-CPU time of a test workload (offsample, Debian 6.1 guest)'" "$ROOT/docs/images/draw.sh"
 	t_png=$(doc_time "$png")
 	for f in "$ROOT"/flamegraph/*; do
 		case "$f" in *.md) continue ;; esac
