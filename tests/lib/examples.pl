@@ -8,8 +8,8 @@
 # differs.
 #
 # The commands run in a fresh folder holding recordings made in guests
-# with the real module (tests/fixtures), under the names the examples
-# use; a `<!-- live: NAME -->` line before a block makes a fake module
+# with the real module (tests/fixtures/examples), under the names the
+# examples use; a `<!-- live: NAME -->` line before a block makes a fake module
 # serve NAME there (OFFSAMPLE_PROC: stacks and drain), for top and
 # snapshot.  PATH has the checkout's tools first; TZ=UTC, LC_ALL=C.
 use strict;
@@ -22,12 +22,9 @@ use FindBin;
 my $update = @ARGV && $ARGV[0] eq '--update' ? shift : 0;
 my $doc = shift // die "usage: examples.pl [--update] DOC\n";
 my $root = abs_path("$FindBin::Bin/../..");
-my %files = (
-	'web.stacks' => 'tests/fixtures/stacks/workload-drain-v2-6.1.0.txt',
-	'web2.stacks' => 'tests/fixtures/stacks/workload-drain-v2-6.12.117.txt',
-	'locks.stacks' => 'tests/fixtures/stacks/blockers-drain-6.12.117.txt',
-	'app.stacks' => 'tests/fixtures/stacks/oncpu-crit-v3-6.12.117.txt',
-);
+# Symbolized once (tests/fixtures/examples/README.md): the outputs do not
+# depend on the files of the host that runs the check.
+my %files = map { ("$_.stacks" => "tests/fixtures/examples/$_.stacks") } qw(web web2 locks app);
 
 my $dir = tempdir('offsample-examples.XXXXXX', TMPDIR => 1, CLEANUP => 1);
 copy("$root/$files{$_}", "$dir/$_") or die "$files{$_}: $!\n" for keys %files;
