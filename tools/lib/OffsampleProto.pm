@@ -14,7 +14,7 @@ no warnings 'portable';	# 64-bit addresses of JIT frames
 use Exporter 'import';
 use OffsampleStacks qw(parse fail);
 
-our @EXPORT_OK = qw(varint f_int f_bytes f_packed f_fixed64 kernel_frame user_frame inputs);
+our @EXPORT_OK = qw(varint f_int f_bytes f_packed f_fixed64 kernel_frame user_frame inputs write_out);
 
 # inputs(FILES, NAMES) -> ([DATA, NAMED]...): each stacks file of FILES
 # parsed (OffsampleStacks), with NAMED the parse of the same input after
@@ -37,6 +37,20 @@ sub inputs {
 		push @r, [$d, $n];
 	}
 	return @r;
+}
+
+# write_out(OUT, BYTES): BYTES to the file OUT, or to standard output
+# when OUT is undef or "-"; a write error fails (exit 1).
+sub write_out {
+	my ($out, $b) = @_;
+	if (defined $out && $out ne '-') {
+		open(my $fh, '>:raw', $out) or fail(1, "cannot write $out: " . lc "$!");
+		print $fh $b or fail(1, "cannot write $out: " . lc "$!");
+		close $fh or fail(1, "cannot write $out: " . lc "$!");
+	} else {
+		binmode STDOUT;
+		print $b or fail(1, 'cannot write to standard output: ' . lc "$!");
+	}
 }
 
 # ---------------------------------------------------------------- wire

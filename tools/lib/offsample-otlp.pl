@@ -39,7 +39,7 @@ use POSIX qw(strftime);
 use FindBin;
 use lib $FindBin::RealBin;
 use OffsampleStacks qw(fail fail_on_die);
-use OffsampleProto qw(f_int f_bytes f_packed f_fixed64 kernel_frame user_frame inputs);
+use OffsampleProto qw(f_int f_bytes f_packed f_fixed64 kernel_frame user_frame inputs write_out);
 
 my $PROG = $ENV{OFFSAMPLE_PROG} || 'offsample otlp';
 fail_on_die($PROG);
@@ -334,14 +334,7 @@ if (defined $o{endpoint}) {
 	send_body($o{endpoint}, $body, $o{json} ? 'application/json' : 'application/x-protobuf');
 	exit 0;
 }
-if (defined $o{o} && $o{o} ne '-') {
-	open(my $out, '>:raw', $o{o}) or fail(1, "cannot write $o{o}: " . lc "$!");
-	print $out $body or fail(1, "cannot write $o{o}: " . lc "$!");
-	close $out or fail(1, "cannot write $o{o}: " . lc "$!");
-} else {
-	binmode STDOUT;
-	print $body or fail(1, 'cannot write to standard output: ' . lc "$!");
-}
+write_out($o{o}, $body);
 exit 0;
 
 # send_body(URL, BODY, TYPE): POST BODY gzipped; a 2xx answer is success,

@@ -33,7 +33,7 @@ use IO::Compress::Gzip qw(gzip $GzipError);
 use FindBin;
 use lib $FindBin::RealBin;
 use OffsampleStacks qw(fail fail_on_die);
-use OffsampleProto qw(f_int f_bytes f_packed kernel_frame user_frame inputs);
+use OffsampleProto qw(f_int f_bytes f_packed kernel_frame user_frame inputs write_out);
 
 my $PROG = $ENV{OFFSAMPLE_PROG} || 'offsample pprof';
 fail_on_die($PROG);
@@ -186,12 +186,5 @@ $pb .= $tail;
 
 my $gz;
 gzip(\$pb => \$gz) or fail(1, "gzip: $GzipError");
-if (defined $o{o} && $o{o} ne '-') {
-	open(my $out, '>:raw', $o{o}) or fail(1, "cannot write $o{o}: " . lc "$!");
-	print $out $gz or fail(1, "cannot write $o{o}: " . lc "$!");
-	close $out or fail(1, "cannot write $o{o}: " . lc "$!");
-} else {
-	binmode STDOUT;
-	print $gz or fail(1, 'cannot write to standard output: ' . lc "$!");
-}
+write_out($o{o}, $gz);
 exit 0;
