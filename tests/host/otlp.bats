@@ -9,6 +9,7 @@
 # the same input, sample for sample; the attributes are read from it.
 
 load tools-common
+load symbolize-common
 
 OTELCOL=$ROOT/build/deps/otelcol/otelcol
 FOLD=$ROOT/tests/lib/otlp-fold.pl
@@ -194,6 +195,42 @@ received() {
 		for my $rp (@{$j->{resourceProfiles}}) { $t{$s[$_->{sampleType}{typeStrindex}]}++ for @{$rp->{scopeProfiles}[0]{profiles}} }
 		print join(" ", map { "$_" } sort keys %t), "\n"' < "$T/cpu.json" > "$T/types"
 	assert_equal "$(cat "$T/types")" "cpu off_cpu"
+}
+
+@test "otlp: user frames' mappings carry process.executable.build_id.gnu (readelf's) when the file is the one sampled" {
+	local id
+	printf 'int main(void) { return 0; }\n' > "$T/p.c"
+	gcc -O1 -Wl,--build-id -o "$T/prog" "$T/p.c"
+	id=$(readelf -nW "$T/prog" | sed -n 's/.*Build ID: *//p')
+	[ -n "$id" ]
+	{
+		printf '%s\n' '# offsample stacks v3' '# source: drain' '# hostname: bidhost' '# start: 1700000000.000' \
+			'# duration: 1.000' '# hz: 10' '# samples: 3' '# records: 1' '# key: comm,pid' \
+			'# columns: count reason state pid tid comm tname kstack ustack wobj cgroup critical'
+		fileline "$T/prog"
+		printf '3\tsleep\tS\t42\t-\tprog\t-\tschedule+0x5a/0xd0\t%s+0x1040;%s+0x1100\t-\t/\t0.000\n' "$T/prog" "$T/prog"
+	} > "$T/in.stacks"
+	mapping_view() {
+		perl -MJSON::PP -e '
+			my $j = decode_json(do { local $/; <STDIN> }); my $d = $j->{dictionary}; my @s = @{$d->{stringTable}};
+			for my $m (@{$d->{mappingTable}}) {
+				next unless defined $m->{filenameStrindex};
+				my @a = map { my $a = $d->{attributeTable}[$_]; $s[$a->{keyStrindex}] . "=" . $a->{value}{stringValue} } @{$m->{attributeIndices} // []};
+				print join(" ", $s[$m->{filenameStrindex}], @a), "\n";
+			}' < "$1"
+	}
+	"$OFFS" otlp --send --endpoint "$URL" "$T/in.stacks"
+	received "$T/got.json"
+	run -0 mapping_view "$T/got.json"
+	assert_line "[kernel.kallsyms]"
+	assert_line "$T/prog process.executable.build_id.gnu=$id"
+	# Replaced since the recording: the file there is not the one sampled.
+	touch -d '2001-02-03 04:05:06' "$T/prog"
+	"$OFFS" otlp --send --endpoint "$URL" "$T/in.stacks"
+	received "$T/got2.json"
+	run -0 mapping_view "$T/got2.json"
+	assert_line "$T/prog"
+	refute_output --partial "$id"
 }
 
 @test "otlp --json is the same request: the collector takes it as application/json, and -o writes the bytes it takes" {

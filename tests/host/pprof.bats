@@ -4,6 +4,7 @@
 # the real `go tool pprof` (Debian's golang-go, tests/lib/deps.sh).
 
 load tools-common
+load symbolize-common
 
 setup_file() {
 	local d=$BATS_FILE_TMPDIR
@@ -109,6 +110,28 @@ stacks() {
 	# go tool pprof symbolizes them by file and offset itself.
 	run -0 "$GO" tool pprof -top "$T/p.pb.gz"
 	assert_line --regexp ' prog_leaf$'
+}
+
+@test "pprof: a mapping carries its file's build-id (readelf's) when the file is the one sampled" {
+	local id
+	id=$(readelf -nW "$P" | sed -n 's/.*Build ID: *//p')
+	[ -n "$id" ]
+	stacks "$T/s"
+	# The module's identity line of the program, in both generations.
+	sed -i "/^# columns:/a $(fileline "$P")" "$T/s"
+	"$OFFS" pprof -o "$T/p.pb.gz" "$T/s"
+	run -0 "$GO" tool pprof -raw "$T/p.pb.gz"
+	assert_output --regexp "[0-9]+: 0x0/0x0/0x0 $P $id"
+	# Not named (nothing read the file): no build-id.
+	"$OFFS" pprof --no-symbolize -o "$T/p.pb.gz" "$T/s"
+	run -0 "$GO" tool pprof -raw "$T/p.pb.gz"
+	assert_line --regexp "^[0-9]+: 0x0/0x0/0x0 $P( |$)"
+	refute_output --partial "$id"
+	# Replaced since (another mtime): no build-id.
+	touch -d '2001-02-03 04:05:06' "$P"
+	"$OFFS" pprof -o "$T/p.pb.gz" "$T/s"
+	run -0 "$GO" tool pprof -raw "$T/p.pb.gz"
+	refute_output --partial "$id"
 }
 
 @test "pprof: stdin, refusal of a terminal, bad input, usage" {

@@ -158,9 +158,10 @@ mkstacks() {
 	assert_success
 	assert_equal "$stderr" ""
 	# Exactly one line per input line; only the ustack field changed,
-	# and the "# symbolized:" line came before the columns line.
-	assert_equal "${#lines[@]}" $(($(nlines "$T/in") + 1))
-	assert_equal "$(grep -v '^# symbolized:' <<< "$output" | awk -F'\t' -v OFS='\t' '{ $9 = "" } 1')" \
+	# and the "# symbolized:" line came before the columns line (and a
+	# "# build-id:" line after each file line).
+	assert_equal "${#lines[@]}" $(($(nlines "$T/in") + 3))
+	assert_equal "$(grep -v '^# symbolized:\|^# build-id:' <<< "$output" | awk -F'\t' -v OFS='\t' '{ $9 = "" } 1')" \
 		"$(awk -F'\t' -v OFS='\t' '{ $9 = "" } 1' "$T/in")"
 	run -0 grep -n '^# symbolized: \|^# columns:' <<< "$output"
 	assert_line --index 0 "16:# symbolized: offsample-symbolize on $(uname -n)"
@@ -336,6 +337,35 @@ mkstacks() {
 	assert_equal "$output" "$(cat "$SMALL")"
 	run -0 "$SYM" "$SMALL" - < "$SMALL"
 	assert_equal "$output" "$(cat "$SMALL" "$SMALL")"
+}
+
+@test "build-ids: a # build-id: line after the file line of each file that is the one sampled, readelf's; none when replaced, missing or without one" {
+	local lid
+	cp "$D/prog" "$T/prog"
+	lid=$(readelf -nW "$D/libosd.so" | sed -n 's/.*Build ID: *//p')
+	[ -n "$lid" ] && [ "$lid" != "$BUILDID" ]
+	mkstacks "$T/in" "$T/prog" "$D/libosd.so"
+	run -0 "$SYM" "$T/in"
+	# Each right after its file line, in the file lines' order.
+	run -0 grep -A1 '^# file: ' <<< "$output"
+	assert_equal "$(grep -c '^# build-id: ' <<< "$output")" 2
+	assert_line --index 1 "# build-id: $lid path=$D/libosd.so"
+	assert_line --index 3 "# build-id: $BUILDID path=$T/prog"
+	# Replaced since the recording: no build-id (the file there now is
+	# another); one written by an earlier run is not kept either.
+	"$SYM" "$T/in" > "$T/named"
+	cp "$D/cxx" "$T/prog"
+	run -0 "$SYM" "$T/named"
+	assert_line "# build-id: $lid path=$D/libosd.so"
+	refute_line --partial "# build-id: $BUILDID"
+	# Missing, and a file linked without a build-id: none.
+	gcc -O1 -Wl,--build-id=none -fPIC -shared -o "$T/libnone.so" "$D/lib.c"
+	[ -z "$(readelf -nW "$T/libnone.so" | sed -n 's/.*Build ID: *//p')" ]
+	mkstacks "$T/in2" "$T/prog" "$T/libnone.so"
+	rm "$T/prog"
+	run -0 "$SYM" "$T/in2"
+	refute_line --partial '# build-id: '
+	assert_line --partial "(missing)"
 }
 
 @test "the symbol cache: a second run does not run nm, same output; --no-cache; unsafe cache dir ignored" {

@@ -14,7 +14,7 @@ no warnings 'portable';	# 64-bit addresses of JIT frames
 use Exporter 'import';
 use OffsampleStacks qw(parse fail);
 
-our @EXPORT_OK = qw(varint f_int f_bytes f_packed f_fixed64 kernel_frame user_frame inputs write_out);
+our @EXPORT_OK = qw(varint f_int f_bytes f_packed f_fixed64 kernel_frame user_frame build_id inputs write_out);
 
 # inputs(FILES, NAMES) -> ([DATA, NAMED]...): each stacks file of FILES
 # parsed (OffsampleStacks), with NAMED the parse of the same input after
@@ -121,6 +121,16 @@ sub user_frame {
 	my $name = $raw;
 	$name =~ s/\+0x[0-9a-fA-F]+\z// if $name =~ /^\[/;
 	return { kind => 'pseudo', file => '', addr => 0, name => $name };
+}
+
+# build_id(NAMED_RECORD, FILE) -> the GNU build-id (hex) that
+# offsample-symbolize found in FILE (as frames print it) for the
+# generation of NAMED_RECORD, or '' (not named, file replaced or gone,
+# no build-id).
+sub build_id {
+	my ($n, $file) = @_;
+	return '' unless $n && defined $file;
+	return $n->{gen}{build_id}{$file} // '';
 }
 
 1;

@@ -259,6 +259,9 @@ sub parse {
 					%col = %{column_index(@n)};
 					$g->{has}{$_} = 1 for @n;
 				}
+				# offsample-symbolize: a file's GNU build-id, by its
+				# path as frames print it.
+				$g->{build_id}{$2} = $1 if $k eq 'build-id' && $v =~ /\A([0-9a-f]{2,128}) path=(.+)\z/s;
 				push @{$g->{extra}}, [$k, $v] unless exists $g->{$k};
 				$g->{$k} //= $v;
 				next;

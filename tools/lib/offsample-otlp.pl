@@ -39,7 +39,7 @@ use POSIX qw(strftime);
 use FindBin;
 use lib $FindBin::RealBin;
 use OffsampleStacks qw(fail fail_on_die);
-use OffsampleProto qw(f_int f_bytes f_packed f_fixed64 kernel_frame user_frame inputs write_out);
+use OffsampleProto qw(f_int f_bytes f_packed f_fixed64 kernel_frame user_frame build_id inputs write_out);
 
 my $PROG = $ENV{OFFSAMPLE_PROG} || 'offsample otlp';
 fail_on_die($PROG);
@@ -63,9 +63,15 @@ sub attr {
 
 my (@mappings, %mapping, @functions, %function, @locations, %location, @stacks, %stack);
 @mappings = @functions = @locations = @stacks = ([]);
+# mapping_ix(FILE[, BUILD_ID]): [file, attribute indices], one per file
+# and build-id (semantic conventions: process.executable.build_id.gnu).
 sub mapping_ix {
-	my ($file) = @_;
-	return $mapping{$file} //= do { push @mappings, [$file]; $#mappings };
+	my ($file, $bid) = @_;
+	$bid //= '';
+	return $mapping{"$file\0$bid"} //= do {
+		push @mappings, [$file, $bid ne '' ? [attr('process.executable.build_id.gnu', 's', $bid)] : []];
+		$#mappings;
+	};
 }
 sub function_ix {
 	my ($name, $file) = @_;
@@ -88,11 +94,13 @@ sub kernel_loc {
 	return location_ix(mapping_ix($file), 0, function_ix($name, $file), 'kernel');
 }
 sub user_loc {
-	my $f = user_frame(@_, 1);
+	my ($raw, $named, $nrec) = @_;
+	my $f = user_frame($raw, $named, 1);
+	my $bid = $f->{kind} eq 'file' ? build_id($nrec, $f->{file}) : '';
 	$_ = unesc($_) for grep { defined } @$f{qw(name file)};
 	return location_ix(0, 0, function_ix($f->{name}, ''), undef) if $f->{kind} eq 'pseudo';
 	my $fn = defined $f->{name} ? function_ix($f->{name}, $f->{file}) : 0;
-	return location_ix(mapping_ix($f->{file}), $f->{addr}, $fn, $f->{kind} eq 'jit' ? undef : 'native');
+	return location_ix(mapping_ix($f->{file}, $bid), $f->{addr}, $fn, $f->{kind} eq 'jit' ? undef : 'native');
 }
 
 # ---------------------------------------------------------------- resources
@@ -165,7 +173,7 @@ for my $in (inputs(\@files, \@names)) {
 			my @raw = grep { $_ ne '' } split /;/, $r->{ustack};
 			my @nam = $n ? grep { $_ ne '' } split(/;/, $n->{recs}[$j]{ustack}) : ();
 			@nam = () if @nam != @raw;
-			push @loc, user_loc($raw[$_], $nam[$_]) for 0 .. $#raw;
+			push @loc, user_loc($raw[$_], $nam[$_], $n && $n->{recs}[$j]) for 0 .. $#raw;
 		}
 		my $pid = $r->{pid} =~ /^\d+\z/ ? $r->{pid} : undef;
 		my $cg = $r->{cgroup} // '-';
@@ -256,7 +264,7 @@ sub request_pb {
 		$pb .= f_bytes(1, f_bytes(1, $res) . f_bytes(2, $scope));
 	}
 	my $d = '';
-	$d .= f_bytes(1, @$_ ? f_int(4, str($_->[0])) : '') for @mappings;
+	$d .= f_bytes(1, @$_ ? f_int(4, str($_->[0])) . (@{$_->[1]} ? f_packed(5, @{$_->[1]}) : '') : '') for @mappings;
 	for (@locations) {
 		my ($m, $addr, $f, $type) = @$_;
 		my $l = '';
@@ -312,7 +320,7 @@ sub request_json {
 				profiles => arr(@p))));
 	}
 	my $dict = obj(
-		mappingTable => arr(map { @$_ ? obj(filenameStrindex => str($_->[0])) : '{}' } @mappings),
+		mappingTable => arr(map { @$_ ? obj(filenameStrindex => str($_->[0]), attributeIndices => @{$_->[1]} ? arr(@{$_->[1]}) : undef) : '{}' } @mappings),
 		locationTable => arr(map { my ($m, $a, $f, $t) = @$_; @$_ ? obj(mappingIndex => $m || undef, address => $a ? qq("$a") : undef,
 			lines => $f ? arr(obj(functionIndex => $f)) : undef,
 			attributeIndices => defined $t ? arr($t eq 'kernel' ? $FT_KERNEL : $FT_NATIVE) : undef) : '{}' } @locations),

@@ -29,8 +29,9 @@ is its thread time (samples x 1e9/hz).  Samples carry thread.id and
 thread.name where keyed, offsample.reason, offsample.state,
 offsample.wait_object and offsample.cgroup.  Kernel frames get the
 mapping [kernel.kallsyms] (or [MODULE]), user frames their file and file
-offset (a backend can symbolize them) and the function
-offsample-symbolize names.
+offset (a backend can symbolize them; the file's mapping has
+process.executable.build_id.gnu when the symbolizer found the file still
+the one sampled) and the function offsample-symbolize names.
 
   -o, --output OUT     write to OUT ("-": standard output, the default;
                        protobuf is refused on a terminal)

@@ -33,7 +33,7 @@ use IO::Compress::Gzip qw(gzip $GzipError);
 use FindBin;
 use lib $FindBin::RealBin;
 use OffsampleStacks qw(fail fail_on_die);
-use OffsampleProto qw(f_int f_bytes f_packed kernel_frame user_frame inputs write_out);
+use OffsampleProto qw(f_int f_bytes f_packed kernel_frame user_frame build_id inputs write_out);
 
 my $PROG = $ENV{OFFSAMPLE_PROG} || 'offsample pprof';
 fail_on_die($PROG);
@@ -49,10 +49,13 @@ sub str {
 
 my (@mappings, %mapping, @functions, %function, @locations, %location);
 
+# mapping_id(FILE[, BUILD_ID]): one per file (and build-id: a file
+# replaced between generations is another mapping).
 sub mapping_id {
-	my ($file) = @_;
-	return $mapping{$file} //= do {
-		push @mappings, $file;
+	my ($file, $bid) = @_;
+	$bid //= '';
+	return $mapping{"$file\0$bid"} //= do {
+		push @mappings, [$file, $bid];
 		scalar @mappings;
 	};
 }
@@ -83,12 +86,12 @@ sub kernel_location {
 # and file offset, one named already with its file as mapping, JIT code
 # with mapping [jit] and its address, pseudo frames as a function alone.
 sub user_location {
-	my ($raw, $named) = @_;
+	my ($raw, $named, $nrec) = @_;
 	my $f = user_frame($raw, $named);
 	if ($f->{kind} eq 'file') {
-		my $m = mapping_id($f->{file});
+		my $m = mapping_id($f->{file}, build_id($nrec, $f->{file}));
 		my $fn = defined $f->{name} ? function_id($f->{name}, $f->{file}) : 0;
-		return location_id("u\0$raw\0$fn", $m, $f->{addr}, $fn);
+		return location_id("u\0$raw\0$fn\0$m", $m, $f->{addr}, $fn);
 	}
 	return location_id("n\0$raw", mapping_id($f->{file}), 0, function_id($f->{name}, $f->{file}))
 		if $f->{kind} eq 'named';
@@ -133,7 +136,7 @@ for my $in (inputs(\@files, \@names)) {
 			my @raw = grep { $_ ne '' } split /;/, $r->{ustack};
 			my @nam = $n ? grep { $_ ne '' } split(/;/, $n->{recs}[$j]{ustack}) : ();
 			@nam = () if @nam != @raw;
-			push @loc, user_location($raw[$_], $nam[$_]) for 0 .. $#raw;
+			push @loc, user_location($raw[$_], $nam[$_], $n && $n->{recs}[$j]) for 0 .. $#raw;
 		}
 		my @labels;
 		for my $k (qw(reason state comm tname cgroup wobj)) {
@@ -155,10 +158,10 @@ $pb .= f_bytes(2, $_) for @samples;
 for my $i (0 .. $#mappings) {
 	# Addresses of user locations are offsets in the file: the mapping
 	# starts at 0 with file offset 0.  Kernel mappings have functions.
-	my $file = $mappings[$i];
+	my ($file, $bid) = @{$mappings[$i]};
 	my $kernel = $file =~ /^\[/ ? 1 : 0;
 	$pb .= f_bytes(3, f_int(1, $i + 1) . f_int(2, 0) . f_int(3, 0) . f_int(4, 0)
-		. f_int(5, str($file)) . f_int(7, $kernel));
+		. f_int(5, str($file)) . ($bid ne '' ? f_int(6, str($bid)) : '') . f_int(7, $kernel));
 }
 for my $i (0 .. $#locations) {
 	my ($m, $addr, $fn) = @{$locations[$i]};

@@ -19,7 +19,9 @@ profile always has both, --seconds changes nothing); the period type is
 wall/nanoseconds.  Kernel frames get the mapping [kernel.kallsyms] (or
 [MODULE]) and their function; user frames get their file as mapping and
 their file offset as address (pprof tools can symbolize them), and the
-function offsample-symbolize names.  Samples carry the labels reason,
+function offsample-symbolize names; a file's mapping gets its GNU
+build-id when the symbolizer found the file still the one sampled.
+Samples carry the labels reason,
 state, comm, tname, cgroup and wobj, and the numeric labels pid and tid
 where the recording's key has them.
 
