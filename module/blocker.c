@@ -59,6 +59,7 @@
 #include "params.h"
 #include "stats.h"
 #include "table.h"
+#include "session.h"
 #include "ustack.h"
 #include "blocker.h"
 
@@ -101,9 +102,12 @@ const char * const offs_blk_hstate_names[OFFS_BH_NR] = {
 #define OFFS_BLK_FAR_SEARCH	16
 
 struct offs_blk_pending {
-	struct offs_edge_key key;
+	struct offs_edge_key key;	/* for the default consumer */
 	struct task_struct *holder;	/* reference held, or NULL: gone */
 	unsigned int widx;		/* the waiter's index in the snapshot */
+	int hidx;			/* the holder's, or -1 (tick end) */
+	/* The waiter's records in the sessions' windows (session.c). */
+	struct offs_rec *wsrec[OFFS_SESSIONS_MAX];
 };
 
 static struct offs_blk_pending offs_blk_pend[OFFS_BLK_PENDING];
@@ -326,12 +330,14 @@ static int offs_blk_read_owner(const struct offs_fxwait *fx, u8 *kind,
 }
 
 /*
- * t (counted in rec at snapshot index idx, context-switch count ncsw when
- * captured) waits as fx says: find the holder and keep the observation for
- * the end of the tick.  Sleeps (entering t's address space).
+ * t (counted in rec, and in the sessions' srec[], at snapshot index idx,
+ * context-switch count ncsw when captured) waits as fx says: find the
+ * holder and keep the observation for the end of the tick.  Sleeps
+ * (entering t's address space).
  */
 void offs_blk_note(struct task_struct *t, const struct offs_fxwait *fx,
-		   struct offs_rec *rec, unsigned int idx, unsigned long ncsw)
+		   struct offs_rec *rec, struct offs_rec * const *srec,
+		   unsigned int idx, unsigned long ncsw)
 {
 	struct offs_blk_pending *p;
 	struct task_struct *h = NULL;
@@ -342,7 +348,12 @@ void offs_blk_note(struct task_struct *t, const struct offs_fxwait *fx,
 	u64 t0;
 	int nr;
 
-	if (fx->cand == OFFS_FX_NONE || !rec || !READ_ONCE(offs_blockers))
+	bool counted = rec;
+	int i;
+
+	for (i = 0; i < OFFS_SESSIONS_MAX; i++)
+		counted |= !!srec[i];
+	if (fx->cand == OFFS_FX_NONE || !counted || !READ_ONCE(offs_blockers))
 		return;
 	if (!offs_blk_share(t->tgid) || offs_blk_npend >= OFFS_BLK_PENDING) {
 		OFFS_STAT_ADD(blocker_dropped, 1);
@@ -400,6 +411,7 @@ void offs_blk_note(struct task_struct *t, const struct offs_fxwait *fx,
 	p = &offs_blk_pend[offs_blk_npend++];
 	memset(&p->key, 0, sizeof(p->key));	/* hashed as bytes */
 	p->key.wrec = rec;
+	memcpy(p->wsrec, srec, sizeof(p->wsrec));
 	p->key.uaddr = fx->uaddr;
 	p->key.wtid = t->pid;
 	p->key.wtgid = t->tgid;
@@ -452,6 +464,35 @@ static int offs_blk_find(struct task_struct * const *snap,
 }
 
 /*
+ * The observation p in the windows of the sessions that counted its waiter,
+ * with the holder's record there (a holder a session filtered out is
+ * unsampled for it).  offs_table_lock held.
+ */
+static void offs_blk_count_sessions(const struct offs_blk_pending *p,
+				    const struct offs_snap_out *out)
+{
+	struct offs_edge_key k;
+	int s;
+
+	for (s = 0; s < OFFS_SESSIONS_MAX; s++) {
+		if (!p->wsrec[s] || !offs_sessions[s])
+			continue;
+		k = p->key;
+		k.wrec = p->wsrec[s];
+		k.hrec = NULL;
+		if (p->hidx >= 0 && out[p->hidx].srec[s]) {
+			k.hrec = out[p->hidx].srec[s];
+			k.hstate = OFFS_BH_SAMPLED;
+		} else if (p->hidx >= 0) {
+			k.hstate = out[p->hidx].running &&
+				   (out[p->hidx].smask & OFFS_SLOT_SESS(s)) ?
+				   OFFS_BH_RUNNING : OFFS_BH_UNSAMPLED;
+		}
+		offs_table_count_edge(offs_sessions[s]->gen, &k);
+	}
+}
+
+/*
  * End of a tick: give each observation the holder's record of this tick
  * and count it.  snap[] pointers are only compared (the threads may have
  * exited); each holder is alive, referenced since offs_blk_note().
@@ -466,6 +507,7 @@ void offs_blk_tick_end(struct task_struct * const *snap,
 
 	for (i = 0; i < offs_blk_npend; i++) {
 		p = &offs_blk_pend[i];
+		p->hidx = -1;
 		if (!p->holder)
 			continue;
 		/* Waiters of one lock come together: search once per holder. */
@@ -473,23 +515,32 @@ void offs_blk_tick_end(struct task_struct * const *snap,
 			j = offs_blk_find(snap, out, n, p, &far);
 			last = p->holder;
 		}
+		p->hidx = j;
 		if (j < 0)
 			p->key.hstate = OFFS_BH_UNSAMPLED;
 		else if (out[j].rec)
 			p->key.hrec = out[j].rec;
-		else
-			p->key.hstate = out[j].running ? OFFS_BH_RUNNING :
-							 OFFS_BH_UNSAMPLED;
+		else	/* running as the default consumer saw it */
+			p->key.hstate = out[j].running &&
+					(out[j].smask & OFFS_SLOT_DEFAULT) ?
+					OFFS_BH_RUNNING : OFFS_BH_UNSAMPLED;
 		put_task_struct(p->holder);
 		p->holder = NULL;
 	}
-	/* At most OFFS_BLK_PENDING short inserts under one hold. */
+	/*
+	 * At most OFFS_BLK_PENDING short inserts (for each consumer) under
+	 * one hold; the sessions stay for the tick (offs_tick_lock).
+	 */
 	mutex_lock(&offs_table_lock);
 	for (i = 0; i < offs_blk_npend; i++) {
-		if (offs_table_count_edge(&offs_blk_pend[i].key))
+		p = &offs_blk_pend[i];
+		if (!p->key.wrec)
+			;	/* the default consumer did not count it */
+		else if (offs_table_count_edge(NULL, &p->key))
 			OFFS_STAT_ADD(blocker_found, 1);
 		else
 			OFFS_STAT_ADD(blocker_dropped, 1);
+		offs_blk_count_sessions(p, out);
 	}
 	mutex_unlock(&offs_table_lock);
 	offs_blk_npend = 0;

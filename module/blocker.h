@@ -58,6 +58,8 @@ struct offs_edge {
 /* sampler.c: what one visit left for the end of the tick. */
 struct offs_snap_out {
 	struct offs_rec *rec;		/* counted here, or NULL */
+	struct offs_rec *srec[OFFS_SESSIONS_MAX];	/* ... in the sessions */
+	unsigned int smask;		/* consumers that want it (OFFS_SLOT_*) */
 	pid_t tid, tgid;
 	bool running;
 	bool active;			/* running or waiting for a CPU */
@@ -66,7 +68,8 @@ struct offs_snap_out {
 
 void offs_blk_fxwait(const struct offs_sample *s, struct offs_fxwait *fx);
 void offs_blk_note(struct task_struct *t, const struct offs_fxwait *fx,
-		   struct offs_rec *rec, unsigned int idx, unsigned long ncsw);
+		   struct offs_rec *rec, struct offs_rec * const *srec,
+		   unsigned int idx, unsigned long ncsw);
 unsigned int offs_blk_share_level(void);
 void offs_blk_tick_end(struct task_struct * const *snap,
 		       const struct offs_snap_out *out, unsigned int n);

@@ -69,6 +69,25 @@ static struct cgroup *offs_cg_resolve(char *path)
 	return cg;
 }
 
+/*
+ * The cgroup at path (relative to the caller's cgroup namespace), with a
+ * reference, for a session's filter (session.c): NULL for the root (no
+ * filter), or an ERR_PTR (-ENOENT, -ENOTDIR).  Sleeps (kernfs).
+ */
+struct cgroup *offs_cgroup_lookup(const char *path)
+{
+	char buf[sizeof(offs_cg_param)];
+	struct cgroup *cg;
+
+	if (strscpy(buf, path, sizeof(buf)) < 0)
+		return ERR_PTR(-ENAMETOOLONG);
+	cg = offs_cg_resolve(strim(buf));
+	if (IS_ERR(cg))
+		return PTR_ERR(cg) == -ENOTDIR ? ERR_PTR(-ENOTDIR) :
+						 ERR_PTR(-ENOENT);
+	return cg;
+}
+
 /* Resolve the stored path into the target; offs_cg_lock held. */
 static int offs_cg_apply(char *p)
 {

@@ -15,6 +15,7 @@ int offs_cgroup_get_param(char *buf, size_t len);
 struct cgroup *offs_cgroup_target_get(void);
 void offs_cgroup_target_put(struct cgroup *cg);
 bool offs_task_in_cgroup(struct task_struct *t, struct cgroup *cg);
+struct cgroup *offs_cgroup_lookup(const char *path);
 int offs_cgroup_path(u64 id, struct cgroup_namespace *ns, char *buf,
 		     size_t len);
 void offs_cgroup_exit(void);

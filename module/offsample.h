@@ -89,6 +89,14 @@ struct offs_fxwait {
 	u8 cand;		/* OFFS_FX_* */
 };
 
+/*
+ * Consumers a tick counts for (session.h): the default one (stacks, drain,
+ * control: the module's parameters) and up to OFFS_SESSIONS_MAX sessions.
+ */
+#define OFFS_SESSIONS_MAX	4
+#define OFFS_SLOT_DEFAULT	BIT(0)
+#define OFFS_SLOT_SESS(i)	BIT((i) + 1)
+
 /* One thread at one instant, as captured by offs_pin_capture(). */
 /*
  * One full capture in OFFS_FULL_TIME_EVERY is timed (its parts too); the
@@ -143,7 +151,10 @@ struct offs_sample {
 	const char *wobj_str;
 	struct offs_wobj_addr wobj_addr;
 	struct offs_fxwait fx;	/* blocker candidate (blocker.c) */
+	/* Which consumers count it (OFFS_SLOT_*), set by the walk. */
+	unsigned int smask;
 	struct offs_rec *rec;	/* where offs_table_record() counted it */
+	struct offs_rec *srec[OFFS_SESSIONS_MAX];	/* ... for each session */
 };
 
 /* Fields optionally added to the aggregation key (parameter "key"). */
@@ -207,6 +218,13 @@ struct offs_rec {
 struct offs_gen {
 	struct kref ref;
 	bool retired;			/* swapped out (offs_table_swap()) */
+	/*
+	 * A session's window (session.c): its own rate and key, printed in
+	 * its header; the default generation prints the parameters'.
+	 */
+	bool session;
+	unsigned int hz;
+	unsigned int key_fields;
 	unsigned int group_refs;		/* held by group= readers (table lock) */
 	bool root_held;			/* counted in offs_retired_root (table.c) */
 	u64 seq;

@@ -41,6 +41,7 @@ bool offs_oncpu = true;
 unsigned int offs_critical_pct = 50;
 unsigned int offs_max_user_depth = 32;
 unsigned int offs_max_retired = 4;
+unsigned int offs_max_sessions = 4;
 unsigned int offs_threads_rate = 20000;
 unsigned int offs_cfi_cache_mb = 64;
 unsigned int offs_cfi_build_ms = 1000;
@@ -207,6 +208,10 @@ static struct offs_range_param offs_max_retired_range = {
 	&offs_max_retired, 1, OFFS_RETIRED_MAX, false,
 };
 
+static struct offs_range_param offs_max_sessions_range = {
+	&offs_max_sessions, 0, OFFS_SESSIONS_MAX, false,
+};
+
 static struct offs_range_param offs_critical_pct_range = {
 	&offs_critical_pct, 1, 100, false,
 };
@@ -365,14 +370,15 @@ static const struct {
 	{ "wobj", OFFS_KEY_WOBJ },
 };
 
-/* "comm", "comm,pid", "pid,tname" ... (comm is always part of the key). */
-static int offs_set_key(const char *val, const struct kernel_param *kp)
+/*
+ * "comm", "comm,pid", "pid,tname" ... (comm is always part of the key)
+ * into OFFS_KEY_* bits: the key parameter and sessions' key= (session.c).
+ */
+int offs_parse_key(const char *val, unsigned int *out)
 {
 	char buf[64], *s, *tok;
 	unsigned int fields = 0, i;
 
-	if (offs_may_set())
-		return -EPERM;
 	if (!val || strscpy(buf, val, sizeof(buf)) < 0)
 		return -EINVAL;
 	s = strim(buf);
@@ -386,6 +392,18 @@ static int offs_set_key(const char *val, const struct kernel_param *kp)
 			return -EINVAL;
 		fields |= offs_key_names[i].bit;
 	}
+	*out = fields;
+	return 0;
+}
+
+static int offs_set_key(const char *val, const struct kernel_param *kp)
+{
+	unsigned int fields;
+
+	if (offs_may_set())
+		return -EPERM;
+	if (offs_parse_key(val, &fields))
+		return -EINVAL;
 	WRITE_ONCE(offs_key_fields, fields);
 	offs_config_changed();
 	return 0;
@@ -466,6 +484,8 @@ module_param_cb(max_user_depth, &offs_range_ops, &offs_max_user_depth_range, 064
 MODULE_PARM_DESC(max_user_depth, "User frames kept per stack, 1..128 (default 32)");
 module_param_cb(max_retired, &offs_range_ops, &offs_max_retired_range, 0644);
 MODULE_PARM_DESC(max_retired, "Old generations that open stacks/drain files may keep alive; drains and resets beyond it fail with EBUSY, 1..16 (default 4)");
+module_param_cb(max_sessions, &offs_range_ops, &offs_max_sessions_range, 0644);
+MODULE_PARM_DESC(max_sessions, "Sessions (/proc/offsample/session) open at once, 0..4 (default 4, 0: none)");
 module_param_cb(threads_rate, &offs_range_ops, &offs_threads_rate_range, 0644);
 MODULE_PARM_DESC(threads_rate, "Thread stacks the threads file unwinds per second, all readers together, 1..10000000 (default 20000)");
 module_param_cb(cfi_cache_mb, &offs_cfi_cache_ops, &offs_cfi_cache_mb, 0644);

@@ -36,6 +36,8 @@ extern unsigned int offs_cfi_build_ms;
  */
 extern unsigned int offs_config_seq;
 void offs_config_changed(void);
+int offs_parse_key(const char *val, unsigned int *fields);
+extern unsigned int offs_max_sessions;
 
 #define OFFS_MAX_DEPTH_LIMIT	128
 

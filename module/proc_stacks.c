@@ -22,11 +22,13 @@
 #include <linux/hash.h>
 #include <linux/kdev_t.h>
 #include <linux/cgroup.h>
+#include <linux/uaccess.h>
 
 #include "offsample.h"
 #include "params.h"
 #include "stats.h"
 #include "table.h"
+#include "session.h"
 #include "blocker.h"
 #include "ustack.h"
 #include "wobj.h"
@@ -158,6 +160,8 @@ struct offs_stacks_priv {
 	loff_t edges_at;		/* position of the first edge, 0: unknown */
 	struct offs_edge_out edge;	/* the edge being shown */
 	bool drain;
+	struct offs_session *se;	/* the session file's, or NULL */
+	struct mutex rw_lock;		/* its reads and writes, one at a time */
 	bool restricted;		/* group= reader: no user addresses */
 	struct pid_namespace *pidns;	/* pids as seen from here */
 	struct cgroup_namespace *cgns;	/* cgroup paths relative to here */
@@ -285,7 +289,8 @@ static void offs_stacks_header(struct seq_file *m, struct offs_stacks_priv *p)
 
 	offs_gen_summary(p->it.gen, &sum);
 	seq_printf(m, "# offsample stacks v%d\n", OFFS_FORMAT_VERSION);
-	seq_printf(m, "# source: %s\n", p->drain ? "drain" : "stacks");
+	seq_printf(m, "# source: %s\n", p->se ? "session" :
+					  p->drain ? "drain" : "stacks");
 	seq_printf(m, "# version: %s\n", OFFS_VERSION);
 	seq_printf(m, "# kernel: %s\n", utsname()->release);
 	seq_printf(m, "# hostname: %s\n", utsname()->nodename);
@@ -293,7 +298,9 @@ static void offs_stacks_header(struct seq_file *m, struct offs_stacks_priv *p)
 	offs_seq_time(m, "start", sum.start_real_ns);
 	offs_seq_time(m, "end", sum.end_real_ns);
 	offs_seq_time(m, "duration", sum.duration_ns);
-	seq_printf(m, "# hz: %u\n", READ_ONCE(offs_hz));
+	/* A session's window: its own rate and key (session.c). */
+	seq_printf(m, "# hz: %u\n", p->it.gen->session ? p->it.gen->hz :
+						    READ_ONCE(offs_hz));
 	seq_printf(m, "# ticks: %llu\n", sum.ticks);
 	seq_printf(m, "# samples: %llu\n", sum.samples);
 	seq_printf(m, "# dropped: %llu\n", sum.dropped);
@@ -308,7 +315,8 @@ static void offs_stacks_header(struct seq_file *m, struct offs_stacks_priv *p)
 	seq_printf(m, "# records: %u\n", sum.nrecs);
 	seq_printf(m, "# blockers: %u\n", sum.nedges);
 	seq_puts(m, "# key: ");
-	offs_seq_key_fields(m, READ_ONCE(offs_key_fields));
+	offs_seq_key_fields(m, p->it.gen->session ? p->it.gen->key_fields :
+						    READ_ONCE(offs_key_fields));
 	seq_putc(m, '\n');
 	seq_printf(m, "# view: %s\n", p->restricted ? "group" : "full");
 	seq_puts(m, "# columns: count reason state pid tid comm tname kstack ustack wobj cgroup critical\n");
@@ -555,3 +563,135 @@ const struct proc_ops offs_drain_fops = {
 	.proc_release = offs_stacks_release,
 };
 
+/* ---- session: a consumer of its own (session.c) ---- */
+
+/*
+ * Opening the file starts a session (at the module's rate and key, until
+ * settings are written); it ends when the file is closed.  Readers of the
+ * group= view may have one too: it counts only for itself, so it takes
+ * nothing from anyone, and it prints the group view.
+ */
+static int offs_session_open(struct inode *inode, struct file *file)
+{
+	struct offs_stacks_priv *p;
+	struct offs_session *se;
+	int acc = offs_open_access(file, OFFS_ACC_GROUP);
+
+	if (acc < 0)
+		return acc;
+	p = offs_stacks_open_priv(file, acc);
+	if (!p)
+		return -ENOMEM;
+	se = offs_sess_open(acc != OFFS_ACC_ADMIN);
+	if (IS_ERR(se)) {
+		offs_stacks_free_ns(p);
+		seq_release_private(inode, file);
+		return PTR_ERR(se);
+	}
+	p->se = se;
+	mutex_init(&p->rw_lock);
+	return 0;
+}
+
+/*
+ * A read from offset 0 takes the window counted so far (the next one
+ * starts in the same step, between two ticks) and prints it; the rest of
+ * the file is that window.  p->rw_lock: one read (swap and print) or
+ * write of this file at a time, so that a window is never replaced while
+ * another read of the same file prints it.  Sleeps.
+ */
+static ssize_t offs_session_read(struct file *file, char __user *buf,
+				 size_t size, loff_t *ppos)
+{
+	struct seq_file *m = file->private_data;
+	struct offs_stacks_priv *p = m->private;
+	struct offs_gen *gen, *old = NULL;
+	ssize_t n;
+
+	if (mutex_lock_killable(&p->rw_lock))
+		return -EINTR;
+	if (*ppos == 0) {
+		/* Allocates and waits for a tick in progress. */
+		gen = offs_sess_window(p->se);
+		if (IS_ERR(gen)) {
+			mutex_unlock(&p->rw_lock);
+			return PTR_ERR(gen);
+		}
+		/* The seq_file's own lock: its iterator is p->it. */
+		mutex_lock(&m->lock);
+		old = p->it.gen;
+		p->it = (struct offs_gen_iter){ .gen = gen };
+		p->edges_at = 0;
+		mutex_unlock(&m->lock);
+		offs_gen_put(old);
+	} else if (!p->it.gen) {
+		mutex_unlock(&p->rw_lock);
+		return 0;	/* nothing read yet: nothing to continue */
+	}
+	n = seq_read(file, buf, size, ppos);
+	mutex_unlock(&p->rw_lock);
+	return n;
+}
+
+/*
+ * Moving in a window; before the first one there is nothing to move in
+ * (seq_lseek() would print a header without a window).
+ */
+static loff_t offs_session_lseek(struct file *file, loff_t off, int whence)
+{
+	struct seq_file *m = file->private_data;
+	struct offs_stacks_priv *p = m->private;
+	loff_t r;
+
+	if (mutex_lock_killable(&p->rw_lock))
+		return -EINTR;
+	if (p->it.gen)
+		r = seq_lseek(file, off, whence);
+	else if (whence == SEEK_SET && off == 0)
+		r = 0;
+	else
+		r = -EINVAL;
+	mutex_unlock(&p->rw_lock);
+	return r;
+}
+
+/* Settings (offs_sess_configure()): "hz=99 key=comm,pid cgroup=/x pid=7". */
+static ssize_t offs_session_write(struct file *file, const char __user *ubuf,
+				  size_t count, loff_t *ppos)
+{
+	struct seq_file *m = file->private_data;
+	struct offs_stacks_priv *p = m->private;
+	char buf[512];
+	int err;
+
+	if (!count || count >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, count))
+		return -EFAULT;
+	buf[count] = '\0';
+	if (mutex_lock_killable(&p->rw_lock))
+		return -EINTR;
+	err = offs_sess_configure(p->se, buf, p->pidns, p->restricted);
+	mutex_unlock(&p->rw_lock);
+	return err ? err : count;
+}
+
+static int offs_session_release(struct inode *inode, struct file *file)
+{
+	struct seq_file *m = file->private_data;
+	struct offs_stacks_priv *p = m->private;
+
+	offs_sess_close(p->se);
+	offs_gen_put(p->it.gen);
+	kvfree(p->files.slots);
+	offs_stacks_free_ns(p);
+	return seq_release_private(inode, file);
+}
+
+const struct proc_ops offs_session_fops = {
+	.proc_open = offs_session_open,
+	.proc_read = offs_session_read,
+	.proc_write = offs_session_write,
+	.proc_lseek = offs_session_lseek,
+	.proc_release = offs_session_release,
+};

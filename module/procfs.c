@@ -8,6 +8,8 @@
  *   threads  every thread right now, FreeBSD "procstat -ka" columns
  *   stats    sampler health and cost, "name value" lines
  *   control  write "reset" to discard the current generation
+ *   session  a consumer of its own: its window of samples at its own
+ *            rate, key and filter (session.c), read like drain
  *
  * The stacks and drain files are proc_stacks.c's, threads is
  * proc_threads.c's; this file creates them all, decides access, and serves
@@ -206,11 +208,14 @@ int offs_procfs_init(void)
 	/* group= readers may read these; drain and control are root's. */
 	static const struct {
 		const char *name;
+		umode_t mode;
 		const struct proc_ops *fops;
 	} files[] = {
-		{ "stacks", &offs_stacks_fops },
-		{ "threads", &offs_threads_fops },
-		{ "stats", &offs_stats_fops },
+		{ "stacks", 0440, &offs_stacks_fops },
+		{ "threads", 0440, &offs_threads_fops },
+		{ "stats", 0440, &offs_stats_fops },
+		/* Written to for its settings (session.c). */
+		{ "session", 0660, &offs_session_fops },
 	};
 	struct proc_dir_entry *pde;
 	unsigned int i;
@@ -223,7 +228,7 @@ int offs_procfs_init(void)
 	if (!proc_create("drain", 0400, offs_proc_dir, &offs_drain_fops))
 		goto err;
 	for (i = 0; i < ARRAY_SIZE(files); i++) {
-		pde = proc_create(files[i].name, 0440, offs_proc_dir,
+		pde = proc_create(files[i].name, files[i].mode, offs_proc_dir,
 				  files[i].fops);
 		if (!pde)
 			goto err;

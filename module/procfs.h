@@ -35,6 +35,7 @@ void offs_seq_escaped(struct seq_file *m, const char *s, size_t max);
 
 extern const struct proc_ops offs_stacks_fops;
 extern const struct proc_ops offs_drain_fops;
+extern const struct proc_ops offs_session_fops;
 extern const struct proc_ops offs_threads_fops;
 
 #endif /* OFFS_PROCFS_H */

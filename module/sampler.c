@@ -38,6 +38,7 @@
 #include "params.h"
 #include "stats.h"
 #include "table.h"
+#include "session.h"
 #include "threadcache.h"
 #include "ustack.h"
 #include "wobj.h"
@@ -50,6 +51,7 @@
 static struct task_struct *offs_sampler_task;
 static DECLARE_WAIT_QUEUE_HEAD(offs_sampler_wq);
 static bool offs_kicked;
+static bool offs_woken;
 
 /* Sampler-private state (only the sampler kthread touches it). */
 static struct task_struct **offs_snap;	/* every thread, in walk order */
@@ -162,8 +164,10 @@ static bool offs_walk_yield(struct task_struct *g, struct task_struct *t)
  * was taken and counted is given back, they grow and the walk starts over;
  * if growing fails, the threads that fit are sampled.
  */
-static void offs_walk(struct offs_walk *w, bool kthreads, struct cgroup *target)
+static void offs_walk(struct offs_walk *w, bool kthreads, struct cgroup *target,
+		      unsigned int sel, bool any)
 {
+	unsigned int m;
 	struct task_struct *g, *t;
 	struct offs_snap_out *out;
 	struct offs_rec *rec;
@@ -202,11 +206,29 @@ static void offs_walk(struct offs_walk *w, bool kthreads, struct cgroup *target)
 			};
 			if (!kthreads && (READ_ONCE(t->flags) & PF_KTHREAD)) {
 				w->kthreads++;
-			} else if (target && !offs_task_in_cgroup(t, target)) {
+				goto next;
+			}
+			/* The consumers that want t (session.c). */
+			m = 0;
+			if ((sel & OFFS_SLOT_DEFAULT) &&
+			    (!target || offs_task_in_cgroup(t, target)))
+				m = OFFS_SLOT_DEFAULT;
+			else if (sel & OFFS_SLOT_DEFAULT)
 				w->cgroup++;
-			} else {
+			if (sel & ~OFFS_SLOT_DEFAULT)
+				m |= offs_sess_match(t, sel);
+			out->smask = m;
+			/*
+			 * Not wanted at this tick, but maybe at the next by
+			 * another consumer: its cache entry stays (seen).
+			 */
+			if (!m && any)
+				offs_tc_touch(t);
+			if (m) {
 				out->visited = true;
-				rec = offs_tc_walk_hit(t, &first);
+				/* Only the default consumer counts in the walk. */
+				rec = m == OFFS_SLOT_DEFAULT ?
+				      offs_tc_walk_hit(t, &first) : NULL;
 				if (rec) {
 					out->rec = rec;
 					if (first)
@@ -217,6 +239,7 @@ static void offs_walk(struct offs_walk *w, bool kthreads, struct cgroup *target)
 					offs_todo[w->ntodo++] = w->n;
 				}
 			}
+next:
 			w->n++;
 		}
 walked:
@@ -250,6 +273,9 @@ walked:
  */
 static unsigned int offs_full_seq;
 
+/* Key fields of every open consumer (offs_sess_keys()), for this tick. */
+static unsigned int offs_tick_keys;
+
 /* Visit snapshot entry idx; what it found goes to offs_snap_out[idx]. */
 static void offs_visit(unsigned int idx, unsigned int max_depth,
 		       unsigned int config_seq)
@@ -260,7 +286,8 @@ static void offs_visit(unsigned int idx, unsigned int max_depth,
 	bool timed = !(seq++ % OFFS_TIME_EVERY);
 	u64 t0 = timed ? local_clock() : 0;
 	struct offs_tc_ent *ent = offs_tc_lookup(t);
-	struct offs_sample s = { .syscall = -1, .kcache = true };
+	struct offs_sample s = { .syscall = -1, .kcache = true,
+				 .smask = out->smask };
 	enum offs_pin pin;
 	u64 t1, t2;
 	int attempt;
@@ -269,14 +296,15 @@ static void offs_visit(unsigned int idx, unsigned int max_depth,
 		/* Has not run since its last sample: same stacks, same reason. */
 		offs_sample_names(t, &s);
 		out->rec = offs_table_record_again(&s, offs_tc_hit(ent));
+		memcpy(out->srec, s.srec, sizeof(out->srec));
 		OFFS_STAT_ADD(cache_hits, 1);
 		if (timed) {
 			OFFS_STAT_ADD(hits_timed, 1);
 			OFFS_STAT_ADD(hit_ns_timed, local_clock() - t0);
 		}
 		/* Still waiting on the same lock; its holder may have changed. */
-		offs_blk_note(t, &offs_tc_hit(ent)->fx, out->rec, idx,
-			      offs_tc_ncsw(ent));
+		offs_blk_note(t, &offs_tc_hit(ent)->fx, out->rec, out->srec,
+			      idx, offs_tc_ncsw(ent));
 		return;
 	}
 	s.timed = !(offs_full_seq++ % OFFS_FULL_TIME_EVERY);
@@ -327,6 +355,7 @@ static void offs_visit(unsigned int idx, unsigned int max_depth,
 			s.ustack = offs_ustack_capture(&s);
 		offs_table_record(&s, NULL);
 		out->rec = s.rec;
+		memcpy(out->srec, s.srec, sizeof(out->srec));
 		break;
 	case OFFS_PIN_EXITING:
 		OFFS_STAT_ADD(exiting, 1);
@@ -344,7 +373,7 @@ static void offs_visit(unsigned int idx, unsigned int max_depth,
 		offs_sample_names(t, &s);
 		if (s.user && s.uips)
 			s.ustack = offs_ustack_capture(&s);
-		if (s.user && (READ_ONCE(offs_key_fields) & OFFS_KEY_WOBJ) &&
+		if (s.user && (offs_tick_keys & OFFS_KEY_WOBJ) &&
 		    offs_wobj_describe(t, &s, offs_wobj_buf,
 				       sizeof(offs_wobj_buf), &s.wobj_addr))
 			s.wobj_str = offs_wobj_buf;
@@ -358,10 +387,11 @@ static void offs_visit(unsigned int idx, unsigned int max_depth,
 			offs_table_record(&s, NULL);
 		}
 		out->rec = s.rec;
+		memcpy(out->srec, s.srec, sizeof(out->srec));
 		out->active = pin == OFFS_PIN_RUNQ;
 		/* A run-queue waiter was woken: it waits for no lock now. */
 		if (pin == OFFS_PIN_BLOCKED)
-			offs_blk_note(t, &s.fx, s.rec, idx, s.ncsw);
+			offs_blk_note(t, &s.fx, s.rec, s.srec, idx, s.ncsw);
 		break;
 	}
 	if (ent)
@@ -408,6 +438,18 @@ static unsigned int offs_walk_whole(const struct offs_walk *w)
  * ntodo visited threads (offs_todo[], in walk order) are looked at, and
  * of those only threads before index n (offs_walk_whole()).
  */
+/* Add w to each record o was counted in (offs_table_lock held). */
+static void offs_crit_add(struct offs_snap_out *o, u64 w)
+{
+	int i;
+
+	if (o->rec)
+		o->rec->crit_micro += w;
+	for (i = 0; i < OFFS_SESSIONS_MAX; i++)
+		if (o->srec[i])
+			o->srec[i]->crit_micro += w;
+}
+
 static void offs_critical_tick_end(unsigned int n, unsigned int ntodo)
 {
 	unsigned int pct = READ_ONCE(offs_critical_pct);
@@ -440,17 +482,18 @@ static void offs_critical_tick_end(unsigned int n, unsigned int ntodo)
 		}
 		w = div_u64(1000000, nact);
 		for (k = i; k < j; k++)
-			if (offs_snap_out[k].active && offs_snap_out[k].rec)
-				offs_snap_out[k].rec->crit_micro += w;
+			if (offs_snap_out[k].active)
+				offs_crit_add(&offs_snap_out[k], w);
 		OFFS_STAT_ADD(critical_ticks, 1);
 	}
 	if (locked)
 		mutex_unlock(&offs_table_lock);
 }
 
-static void offs_tick(void)
+static void offs_tick(u64 now)
 {
-	unsigned int k, idx, max_depth, config_seq;
+	unsigned int k, idx, max_depth, config_seq, sel;
+	bool late, any;
 	struct offs_walk w;
 	struct cgroup *target;
 	bool kthreads;
@@ -468,11 +511,16 @@ static void offs_tick(void)
 	kthreads = READ_ONCE(offs_kthreads);
 
 	target = offs_cgroup_target_get();
-	offs_table_tick_begin();
+	sel = offs_table_tick_begin(now, &late);
+	if (late)
+		OFFS_STAT_ADD(ticks_overrun, 1);
+	/* Sessions only change between ticks (offs_tick_lock). */
+	any = offs_sess_any();
+	offs_tick_keys = offs_sess_keys();
 	offs_tc_tick_begin(config_seq);
 	offs_full_seq = get_random_u32();
 	tw = ktime_get_ns();
-	offs_walk(&w, kthreads, target);
+	offs_walk(&w, kthreads, target, sel, any);
 	OFFS_STAT_ADD(kthreads_skipped, w.kthreads);
 	OFFS_STAT_ADD(cgroup_skipped, w.cgroup);
 	OFFS_STAT_ADD(threads_visited, w.hits + w.ntodo);
@@ -520,35 +568,32 @@ static void offs_tick(void)
 
 static int offs_sampler_fn(void *unused)
 {
-	u64 next = ktime_get_ns(), now, period;
+	u64 due, now;
 
 	while (!kthread_should_stop()) {
-		if (!READ_ONCE(offs_enabled)) {
-			wait_event_interruptible(offs_sampler_wq,
-						 kthread_should_stop() ||
-						 READ_ONCE(offs_kicked));
-			WRITE_ONCE(offs_kicked, false);
-			next = ktime_get_ns();
+		/* The consumers' next due time (session.c): theirs, not a rate. */
+		due = offs_sess_next_due();
+		now = ktime_get_ns();
+		if (due <= now) {
+			offs_tick(now);
 			continue;
 		}
-		offs_tick();
-
-		period = NSEC_PER_SEC / clamp(READ_ONCE(offs_hz), 1U, 1000U);
-		next += period;
-		now = ktime_get_ns();
-		if (next <= now) {
-			/* The tick took longer than a period: skip, don't burst. */
-			OFFS_STAT_ADD(ticks_overrun, 1);
-			next = now + period;
-		}
-		wait_event_interruptible_hrtimeout(offs_sampler_wq,
-						   kthread_should_stop() ||
-						   READ_ONCE(offs_kicked),
-						   ns_to_ktime(next - now));
+		if (due == U64_MAX)
+			wait_event_interruptible(offs_sampler_wq,
+						 kthread_should_stop() ||
+						 READ_ONCE(offs_kicked) ||
+						 READ_ONCE(offs_woken));
+		else
+			wait_event_interruptible_hrtimeout(offs_sampler_wq,
+							   kthread_should_stop() ||
+							   READ_ONCE(offs_kicked) ||
+							   READ_ONCE(offs_woken),
+							   ns_to_ktime(due - now));
+		WRITE_ONCE(offs_woken, false);
 		if (READ_ONCE(offs_kicked)) {
-			/* hz or enabled changed: restart the schedule now. */
+			/* hz or enabled changed: the default consumer is due now. */
 			WRITE_ONCE(offs_kicked, false);
-			next = ktime_get_ns();
+			offs_sess_restart();
 		}
 	}
 	/* Files are named from each process's root (upath.c): let go. */
@@ -560,6 +605,16 @@ static int offs_sampler_fn(void *unused)
 void offs_sampler_kick(void)
 {
 	WRITE_ONCE(offs_kicked, true);
+	wake_up(&offs_sampler_wq);
+}
+
+/*
+ * A session came or changed (session.c): look at the due times again,
+ * without moving the default consumer's schedule.
+ */
+void offs_sampler_wake(void)
+{
+	WRITE_ONCE(offs_woken, true);
 	wake_up(&offs_sampler_wq);
 }
 

@@ -8,6 +8,7 @@
 int offs_sampler_start(void);
 void offs_sampler_stop(void);
 void offs_sampler_kick(void);
+void offs_sampler_wake(void);
 int offs_sampler_quiesce(void);
 u64 offs_sampler_cpu_ns(void);
 

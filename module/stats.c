@@ -22,6 +22,7 @@
 #include "params.h"
 #include "stats.h"
 #include "table.h"
+#include "session.h"
 #include "blocker.h"
 #include "threadcache.h"
 #include "cficache.h"
@@ -115,6 +116,12 @@ int offs_stats_show(struct seq_file *m, void *v)
 	OFFS_SHOW_VALUE(max_retired, READ_ONCE(offs_max_retired));
 	OFFS_SHOW_ATOMIC(swaps_refused);
 	OFFS_SHOW_ATOMIC(group_opens_refused);
+	OFFS_SHOW_VALUE(sessions, offs_sess_count_open());
+	OFFS_SHOW_VALUE(max_sessions, READ_ONCE(offs_max_sessions));
+	OFFS_SHOW_ATOMIC(sessions_opened);
+	OFFS_SHOW_ATOMIC(sessions_refused);
+	OFFS_SHOW_U64(session_samples);
+	OFFS_SHOW_U64(session_dropped);
 	OFFS_SHOW_U64(tick_ns_last);
 	OFFS_SHOW_VALUE(tick_ns_avg, avg);
 	OFFS_SHOW_U64(tick_ns_max);

@@ -35,6 +35,8 @@ struct offs_stats {
 	u64 offcpu;			/* samples + dropped */
 	u64 samples;
 	u64 samples_reason[OFFS_R_NR];
+	u64 session_samples;		/* counted in sessions' windows */
+	u64 session_dropped;		/* ... that could not be stored */
 	u64 stacks_unwound;
 	u64 stacks_truncated;
 	u64 stacks_empty;
@@ -102,6 +104,8 @@ struct offs_stats {
 	atomic64_t resets;
 	atomic64_t swaps_refused;	/* drains/resets over max_retired */
 	atomic64_t group_opens_refused;	/* group= stacks opens over it */
+	atomic64_t sessions_opened;
+	atomic64_t sessions_refused;	/* opens over max_sessions */
 	atomic64_t open_denied;		/* opens refused for lack of access */
 	atomic64_t threads_throttled;	/* threads readers made to wait */
 	atomic64_t memory_bytes;

@@ -35,6 +35,7 @@
 #include "params.h"
 #include "stats.h"
 #include "table.h"
+#include "session.h"
 #include "ustack.h"
 #include "wobj.h"
 #include "blocker.h"
@@ -160,7 +161,8 @@ static void offs_stack_put(struct offs_stack *st)
  * (kmalloc rounds up to its size classes): a kernel stack of the largest
  * depth with two buckets of the stack store, and a record and a waiter ->
  * holder edge in the current generation and in each old one that readers
- * may keep (retired for root, as many for group=), with their buckets (up
+ * may keep (retired for root, as many for group=), and in the sessions'
+ * windows (session.c), with their buckets (up
  * to two per record, the count rounded up to a power of two, and an eighth
  * as many for edges).
  */
@@ -171,7 +173,11 @@ u64 offs_table_unit_cost(unsigned int retired)
 	return offs_ksize(sizeof(struct offs_stack) +
 			  OFFS_MAX_DEPTH_LIMIT * sizeof(unsigned long)) +
 	       2 * bucket +
-	       (1 + 2 * (u64)retired) * (sizeof(struct offs_rec) +
+	       /*
+		* Sessions: each a window counted and one read, of at most
+		* 1/OFFS_SESSIONS_MAX of max_stacks (offs_gen_max()).
+		*/
+	       (1 + 2 * (u64)retired + 2) * (sizeof(struct offs_rec) +
 					 offs_ksize(sizeof(struct offs_edge)) +
 					 2 * bucket + bucket / 4);
 }
@@ -224,6 +230,18 @@ static struct offs_gen *offs_gen_alloc(gfp_t gfp)
 	offs_mem_add(sizeof(*gen) + n * sizeof(*gen->buckets) +
 		     gen->nebuckets * sizeof(*gen->ebuckets));
 	return gen;
+}
+
+/*
+ * Records (and edges) a generation may hold: max_stacks; a session's
+ * window a share of it, so that all sessions' windows together hold no
+ * more than two generations (offs_table_unit_cost()).
+ */
+static unsigned int offs_gen_max(const struct offs_gen *gen)
+{
+	unsigned int max = READ_ONCE(offs_max_stacks);
+
+	return gen->session ? max(max / OFFS_SESSIONS_MAX, 16U) : max;
 }
 
 /* Long walks let go of offs_table_lock every this many records. */
@@ -444,10 +462,8 @@ struct offs_key {
 
 static void offs_key_fill_state(struct offs_key *k, const struct offs_sample *s,
 				struct offs_stack *st, enum offs_reason reason,
-				char state_ch)
+				char state_ch, unsigned int fields)
 {
-	unsigned int fields = READ_ONCE(offs_key_fields);
-
 	memset(k, 0, sizeof(*k));	/* the key is hashed as bytes */
 	k->stack = st;
 	k->reason = reason;
@@ -463,21 +479,27 @@ static void offs_key_fill_state(struct offs_key *k, const struct offs_sample *s,
 		memcpy(k->tname, s->tname, TASK_COMM_LEN);
 }
 
+/*
+ * A key under fields (a consumer's key parameter): the wait object w was
+ * captured if any consumer's key has wobj, and is part of this key only
+ * if fields has it.
+ */
 static void offs_key_fill(struct offs_key *k, const struct offs_sample *s,
 			  struct offs_stack *st, enum offs_reason reason,
-			  struct offs_wobj *w)
+			  struct offs_wobj *w, unsigned int fields)
 {
-	offs_key_fill_state(k, s, st, reason, s->state_ch);
+	offs_key_fill_state(k, s, st, reason, s->state_ch, fields);
 	k->ustack = s->ustack;
-	k->wobj = w;
+	k->wobj = fields & OFFS_KEY_WOBJ ? w : NULL;
 }
 
 static void offs_key_fill_hit(struct offs_key *k, const struct offs_sample *s,
-			      const struct offs_hit *hit)
+			      const struct offs_hit *hit, unsigned int fields)
 {
-	offs_key_fill_state(k, s, hit->stack, hit->reason, hit->state_ch);
+	offs_key_fill_state(k, s, hit->stack, hit->reason, hit->state_ch,
+			    fields);
 	k->ustack = hit->ustack;
-	k->wobj = hit->wobj;
+	k->wobj = fields & OFFS_KEY_WOBJ ? hit->wobj : NULL;
 	k->syscall = hit->syscall;
 }
 
@@ -495,6 +517,10 @@ static void offs_drop(struct offs_gen *gen, enum offs_reason reason, int err)
 {
 	gen->dropped++;
 	gen->dropped_reason[reason]++;
+	if (gen->session) {
+		OFFS_STAT_ADD(session_dropped, 1);
+		return;
+	}
 	OFFS_STAT_ADD(dropped, 1);
 	if (err == -ENOSPC)
 		OFFS_STAT_ADD(dropped_table_full, 1);
@@ -503,13 +529,14 @@ static void offs_drop(struct offs_gen *gen, enum offs_reason reason, int err)
 }
 
 /*
- * Count one sample under key in the current generation.  The record takes
- * a reference on key->stack when it is created.  Returns the record, or
- * NULL if the sample was dropped (counted).
+ * Count one sample under key in gen (the current generation, or a
+ * session's window).  The record takes a reference on key->stack when it
+ * is created.  Returns the record, or NULL if the sample was dropped
+ * (counted).
  */
-static struct offs_rec *offs_gen_count(const struct offs_key *key)
+static struct offs_rec *offs_gen_count(struct offs_gen *gen,
+				       const struct offs_key *key)
 {
-	struct offs_gen *gen = offs_cur;
 	struct hlist_head *head;
 	struct offs_rec *rec;
 	u32 khash;
@@ -521,7 +548,7 @@ static struct offs_rec *offs_gen_count(const struct offs_key *key)
 		if (rec->hash == khash && offs_rec_match(rec, key))
 			goto counted;
 	}
-	if (gen->nrecs >= READ_ONCE(offs_max_stacks)) {
+	if (gen->nrecs >= offs_gen_max(gen)) {
 		offs_drop(gen, key->reason, -ENOSPC);
 		return NULL;
 	}
@@ -557,25 +584,71 @@ static struct offs_rec *offs_gen_count(const struct offs_key *key)
 counted:
 	rec->count++;
 	gen->samples++;
+	if (gen->session) {
+		OFFS_STAT_ADD(session_samples, 1);
+		return rec;
+	}
 	OFFS_STAT_ADD(samples, 1);
 	OFFS_STAT_ADD(samples_reason[key->reason], 1);
 	return rec;
 }
 
+/*
+ * Count s in the windows of the sessions its smask selects, each under
+ * its own key (offs_table_lock held; the sampler holds offs_tick_lock, so
+ * the sessions stay).  hit: the thread's cached capture, or NULL (then
+ * st, w and reason are the capture's).
+ */
+static void offs_sess_count(struct offs_sample *s, const struct offs_hit *hit,
+			    struct offs_stack *st, enum offs_reason reason,
+			    struct offs_wobj *w)
+{
+	struct offs_session *se;
+	struct offs_key key;
+	int i;
+
+	for (i = 0; i < OFFS_SESSIONS_MAX; i++) {
+		s->srec[i] = NULL;
+		se = offs_sessions[i];
+		if (!se || !(s->smask & OFFS_SLOT_SESS(i)))
+			continue;
+		if (hit)
+			offs_key_fill_hit(&key, s, hit, se->key_fields);
+		else
+			offs_key_fill(&key, s, st, reason, w, se->key_fields);
+		s->srec[i] = offs_gen_count(se->gen, &key);
+	}
+}
+
+/* A sample the sessions of s->smask could not store either (counted). */
+static void offs_sess_drop(struct offs_sample *s, enum offs_reason reason,
+			   int err)
+{
+	int i;
+
+	for (i = 0; i < OFFS_SESSIONS_MAX; i++) {
+		s->srec[i] = NULL;
+		if (offs_sessions[i] && (s->smask & OFFS_SLOT_SESS(i)))
+			offs_drop(offs_sessions[i]->gen, reason, err);
+	}
+}
+
 /* Remember where a thread's sample went, for offs_table_record_again(). */
 static void offs_hit_set(struct offs_hit *hit, struct offs_stack *st,
-			 struct offs_rec *rec, const struct offs_key *key)
+			 struct offs_rec *rec, const struct offs_key *key,
+			 struct offs_wobj *w)
 {
 	/* Take the new references before dropping the old ones. */
 	st->refs++;
 	if (key->ustack)
 		offs_ustack_get(key->ustack);
-	if (key->wobj)
-		offs_wobj_get(key->wobj);
+	if (w)
+		offs_wobj_get(w);
 	offs_rec_put_refs(hit->stack, hit->ustack, hit->wobj);
 	hit->stack = st;
 	hit->ustack = key->ustack;
-	hit->wobj = key->wobj;
+	/* As captured: a session's key may have it where the default's has not. */
+	hit->wobj = w;
 	hit->syscall = key->syscall;
 	hit->cgid = key->cgid;
 	hit->rec = rec;
@@ -618,7 +691,9 @@ enum offs_reason offs_table_record(struct offs_sample *s,
 		/* Not stored: classify from the frames directly. */
 		offs_frames_info(s->ips, s->depth, &info);
 		reason = offs_reason_of(s, &info);
-		offs_drop(offs_cur, reason, PTR_ERR(st));
+		if (s->smask & OFFS_SLOT_DEFAULT)
+			offs_drop(offs_cur, reason, PTR_ERR(st));
+		offs_sess_drop(s, reason, PTR_ERR(st));
 		if (hit) {
 			/* Nothing to reuse next time. */
 			offs_rec_put_refs(hit->stack, hit->ustack, hit->wobj);
@@ -627,16 +702,19 @@ enum offs_reason offs_table_record(struct offs_sample *s,
 		goto out;
 	}
 	reason = offs_reason_of(s, &st->info);
-	offs_key_fill(&key, s, st, reason, w);
-	rec = offs_gen_count(&key);
+	offs_key_fill(&key, s, st, reason, w, READ_ONCE(offs_key_fields));
+	rec = s->smask & OFFS_SLOT_DEFAULT ? offs_gen_count(offs_cur, &key) :
+					     NULL;
 	s->rec = rec;
 	if (hit)
-		offs_hit_set(hit, st, rec, &key);
-	offs_stack_put(st);		/* the record and hit hold their own */
+		offs_hit_set(hit, st, rec, &key, w);
+	offs_sess_count(s, NULL, st, reason, w);
+	offs_stack_put(st);		/* the records and hit hold their own */
 out:
 	/* The caller's references on the user stack and wait object. */
 	offs_rec_put_refs(NULL, s->ustack, w);
-	OFFS_STAT_ADD(offcpu, 1);
+	if (s->smask & OFFS_SLOT_DEFAULT)
+		OFFS_STAT_ADD(offcpu, 1);
 	mutex_unlock(&offs_table_lock);
 	return reason;
 }
@@ -647,13 +725,19 @@ out:
  * record is still the current generation's and still matches the key, this
  * is one increment; otherwise the key is looked up again.
  */
-struct offs_rec *offs_table_record_again(const struct offs_sample *s,
+struct offs_rec *offs_table_record_again(struct offs_sample *s,
 					 struct offs_hit *hit)
 {
 	struct offs_rec *rec = hit->rec;
 	struct offs_key key;
 
 	mutex_lock(&offs_table_lock);
+	offs_sess_count(s, hit, NULL, 0, NULL);
+	if (!(s->smask & OFFS_SLOT_DEFAULT)) {
+		rec = NULL;
+		goto out;
+	}
+	/* The default consumer's observations: samples + dropped. */
 	OFFS_STAT_ADD(offcpu, 1);
 	if (offs_hit_fits(hit, offs_cur->seq, READ_ONCE(offs_key_fields),
 			  s->cgid, s->comm, s->tname)) {
@@ -663,11 +747,12 @@ struct offs_rec *offs_table_record_again(const struct offs_sample *s,
 		OFFS_STAT_ADD(samples_reason[rec->reason], 1);
 		goto out;
 	}
-	offs_key_fill_hit(&key, s, hit);
-	rec = offs_gen_count(&key);
-	offs_hit_set(hit, hit->stack, rec, &key);
+	offs_key_fill_hit(&key, s, hit, READ_ONCE(offs_key_fields));
+	rec = offs_gen_count(offs_cur, &key);
+	offs_hit_set(hit, hit->stack, rec, &key, hit->wobj);
 out:
 	mutex_unlock(&offs_table_lock);
+	s->rec = rec;
 	return rec;
 }
 
@@ -737,21 +822,22 @@ void offs_table_unpend(struct offs_rec * const *recs, unsigned int n)
  * generation).  Bounded by max_stacks like records.  False if dropped.
  * offs_table_lock held (one hold for all the edges of a tick).
  */
-bool offs_table_count_edge(const struct offs_edge_key *key)
+bool offs_table_count_edge(struct offs_gen *gen,
+			   const struct offs_edge_key *key)
 {
-	struct offs_gen *gen;
 	struct hlist_head *head;
 	struct offs_edge *e;
 	u32 hash = jhash(key, sizeof(*key), 0);
 
 	lockdep_assert_held(&offs_table_lock);
-	gen = offs_cur;
+	if (!gen)
+		gen = offs_cur;
 	head = &gen->ebuckets[hash & (gen->nebuckets - 1)];
 	hlist_for_each_entry(e, head, node) {
 		if (e->hash == hash && !memcmp(&e->key, key, sizeof(*key)))
 			goto counted;
 	}
-	if (gen->nedges >= READ_ONCE(offs_max_stacks))
+	if (gen->nedges >= offs_gen_max(gen))
 		return false;
 	e = kmalloc(sizeof(*e), GFP_KERNEL | __GFP_NOWARN);
 	if (!e)
@@ -836,12 +922,175 @@ void offs_table_hit_release(struct offs_hit *hit)
 	memset(hit, 0, sizeof(*hit));
 }
 
-void offs_table_tick_begin(void)
+/*
+ * Start a tick at now: returns which consumers it counts for
+ * (OFFS_SLOT_*), whose generations count one more tick; *late as
+ * offs_sess_select() says.
+ */
+unsigned int offs_table_tick_begin(u64 now, bool *late)
 {
+	unsigned int sel;
+	int i;
+
+	mutex_lock(&offs_tick_lock);
+	sel = offs_sess_select(now, late);
+	mutex_lock(&offs_table_lock);
+	if (sel & OFFS_SLOT_DEFAULT)
+		offs_cur->ticks++;
+	for (i = 0; i < OFFS_SESSIONS_MAX; i++)
+		if (sel & OFFS_SLOT_SESS(i))
+			offs_sessions[i]->gen->ticks++;
+	mutex_unlock(&offs_table_lock);
+	return sel;
+}
+
+/* ---- sessions (session.c): their windows and settings ---- */
+
+/* An empty window for a session counting at hz under key_fields. */
+struct offs_gen *offs_table_sess_gen(unsigned int hz, unsigned int key_fields)
+{
+	struct offs_gen *gen = offs_gen_alloc(GFP_KERNEL_ACCOUNT);
+
+	if (!gen)
+		return NULL;
+	gen->session = true;
+	gen->hz = hz;
+	gen->key_fields = key_fields;
+	gen->seq = 1;
+	return gen;
+}
+
+/* Between ticks, and with the table: see struct offs_session. */
+static int offs_sess_lock(void)
+{
+	if (mutex_lock_killable(&offs_tick_lock))
+		return -EINTR;
+	mutex_lock(&offs_table_lock);
+	return 0;
+}
+
+static void offs_sess_unlock(void)
+{
+	mutex_unlock(&offs_table_lock);
+	mutex_unlock(&offs_tick_lock);
+}
+
+/*
+ * Install se, counting into gen, in a free slot: 0 or -EBUSY, -EINTR.  A
+ * group= reader never takes the last free slot: it cannot keep root's
+ * recordings from having one.
+ */
+int offs_table_sess_add(struct offs_session *se, struct offs_gen *gen,
+			bool restricted)
+{
+	u64 now = ktime_get_ns();
+	unsigned int max = min_t(unsigned int, READ_ONCE(offs_max_sessions),
+				 OFFS_SESSIONS_MAX);
+	unsigned int nfree = 0;
+	int i, err = offs_sess_lock();
+
+	if (err)
+		return err;
+	for (i = 0; i < max; i++)
+		nfree += !offs_sessions[i];
+	err = -EBUSY;
+	for (i = 0; i < max && nfree > restricted; i++) {
+		if (offs_sessions[i])
+			continue;
+		se->slot = i;
+		se->gen = gen;
+		se->due = now;		/* its first tick at once */
+		offs_sessions[i] = se;
+		err = 0;
+		break;
+	}
+	offs_sess_unlock();
+	return err;
+}
+
+/*
+ * New settings and a new window (gen) for se; *cg and *pid are the new
+ * filters, or an ERR_PTR to keep those it has.  On return they are what
+ * the caller must put: the filters replaced, or themselves on failure.
+ */
+int offs_table_sess_settings(struct offs_session *se, struct offs_gen *gen,
+			     unsigned int hz, unsigned int key_fields,
+			     struct pid **pid, struct cgroup **cg)
+{
+	struct offs_gen *old;
+	struct cgroup *c;
+	struct pid *p;
+	int err = offs_sess_lock();
+
+	if (err) {
+		offs_gen_put(gen);
+		return err;
+	}
+	old = se->gen;
+	gen->hz = hz;
+	gen->key_fields = key_fields;
+	se->gen = gen;
+	se->hz = hz;
+	se->key_fields = key_fields;
+	se->due = ktime_get_ns();
+	if (!IS_ERR(*cg)) {
+		c = se->cg;
+		se->cg = *cg;
+		*cg = c;
+	}
+	if (!IS_ERR(*pid)) {
+		p = se->pid;
+		se->pid = *pid;
+		*pid = p;
+	}
+	offs_sess_unlock();
+	offs_gen_put(old);
+	return 0;
+}
+
+/*
+ * Hand over se's window, now immutable, and count into gen from here on
+ * (between ticks: windows hold whole ticks).
+ */
+struct offs_gen *offs_table_sess_swap(struct offs_session *se,
+				      struct offs_gen *gen)
+{
+	struct offs_gen *old;
+
+	if (offs_sess_lock()) {
+		offs_gen_put(gen);
+		return ERR_PTR(-EINTR);
+	}
+	old = se->gen;
+	old->end_real_ns = ktime_get_real_ns();
+	old->end_mono_ns = ktime_get_ns();
+	gen->seq = old->seq + 1;
+	/* The settings now (a write may have come since gen was made). */
+	gen->hz = se->hz;
+	gen->key_fields = se->key_fields;
+	se->gen = gen;
+	offs_sess_unlock();
+	return old;
+}
+
+/* Take se out (it counts no more): its window and filters to release. */
+struct offs_gen *offs_table_sess_remove(struct offs_session *se,
+					struct cgroup **cg, struct pid **pid)
+{
+	struct offs_gen *gen;
+
+	/* Not killable: a closing file must let go of its slot. */
 	mutex_lock(&offs_tick_lock);
 	mutex_lock(&offs_table_lock);
-	offs_cur->ticks++;
-	mutex_unlock(&offs_table_lock);
+	offs_sessions[se->slot] = NULL;
+	gen = se->gen;
+	se->gen = NULL;
+	*cg = se->cg;
+	se->cg = NULL;
+	*pid = se->pid;
+	se->pid = NULL;
+	offs_sess_unlock();
+	return gen;
 }
 
 void offs_table_tick_end(void)

@@ -30,15 +30,29 @@ struct offs_hit {
 
 enum offs_reason offs_table_record(struct offs_sample *s,
 				   struct offs_hit *hit);
-struct offs_rec *offs_table_record_again(const struct offs_sample *s,
+struct offs_rec *offs_table_record_again(struct offs_sample *s,
 					 struct offs_hit *hit);
 u64 offs_table_gen_seq(void);
 void offs_table_fold(struct offs_rec * const *recs, unsigned int n);
 void offs_table_unpend(struct offs_rec * const *recs, unsigned int n);
 struct offs_edge_key;
-bool offs_table_count_edge(const struct offs_edge_key *key);
+bool offs_table_count_edge(struct offs_gen *gen,
+			   const struct offs_edge_key *key);
 void offs_table_hit_release(struct offs_hit *hit);
-void offs_table_tick_begin(void);
+unsigned int offs_table_tick_begin(u64 now, bool *late);
+struct cgroup;
+struct offs_session;
+struct offs_gen *offs_table_sess_gen(unsigned int hz, unsigned int key_fields);
+int offs_table_sess_add(struct offs_session *se, struct offs_gen *gen,
+			bool restricted);
+struct pid;
+int offs_table_sess_settings(struct offs_session *se, struct offs_gen *gen,
+			     unsigned int hz, unsigned int key_fields,
+			     struct pid **pid, struct cgroup **cg);
+struct offs_gen *offs_table_sess_swap(struct offs_session *se,
+				      struct offs_gen *gen);
+struct offs_gen *offs_table_sess_remove(struct offs_session *se,
+					struct cgroup **cg, struct pid **pid);
 void offs_table_tick_end(void);
 int offs_table_quiesce(void);
 struct offs_gen *offs_table_get_current(void);

@@ -244,6 +244,21 @@ struct offs_rec *offs_tc_walk_hit(struct task_struct *t, bool *first)
 				     offs_tc_walk.key_fields, first);
 }
 
+/*
+ * t is not visited at this tick, but a consumer may want it at the next
+ * (session.c): keep its entry (mark it seen).  rcu_read_lock() held.
+ */
+void offs_tc_touch(struct task_struct *t)
+{
+	struct offs_tc_ent *e;
+
+	if (!offs_tc_walk.on)
+		return;
+	e = offs_tc_find(t);
+	if (e)
+		offs_tc_mark_seen(e);
+}
+
 struct offs_hit *offs_tc_hit(struct offs_tc_ent *e)
 {
 	return &e->hit;

@@ -51,12 +51,13 @@ teardown() {
 }
 
 # bats test_tags=once-2
-@test "record -d 5 -o FILE: a drain of the workload, with our header, no warning" {
+@test "record -d 5 -o FILE: a session's window of the workload, with our header, no warning" {
 	assert_equal "$(cat "$BATS_FILE_TMPDIR/rec.rc")" 0
 	assert_equal "$(cat "$BATS_FILE_TMPDIR/rec.err")" ""
 	run -0 head -n1 "$REC"
 	assert_output --regexp '^# offsample stacks v[0-9]+$'
-	assert_equal "$(hdr_get source "$REC")" drain
+	# A session of its own (tests/guest/32-sessions.bats), not a drain.
+	assert_equal "$(hdr_get source "$REC")" session
 	assert_equal "$(hdr_get hz "$REC")" 19
 	assert_equal "$(hdr_get recorded-by "$REC")" "offsample record -d 5 -o $REC"
 	assert_equal "$(hdr_get samples "$REC")" "$(sum_counts "$REC")"
@@ -233,7 +234,9 @@ teardown() {
 	# Every record is that process's: its pid, its name.
 	assert_equal "$(sum_counts "$T/p.stacks" "\$4 != \"$pid\" || \$6 != \"osw-mutex\"")" 0
 	[ "$(sum_counts "$T/p.stacks" '$2 == "lock"')" -gt 0 ]
-	[ "$(hdr_get unfiltered-samples "$T/p.stacks")" -gt "$(sum_counts "$T/p.stacks")" ]
+	# The session counted that process alone: nothing filtered after.
+	assert_equal "$(hdr_get source "$T/p.stacks")" session
+	assert_equal "$(hdr_get unfiltered-samples "$T/p.stacks")" ""
 }
 
 # bats test_tags=once-1
@@ -254,8 +257,8 @@ teardown() {
 	assert_equal "$(cat $PARAM/key; cat $PARAM/cgroup 2>/dev/null || true)" "$before"
 	assert_equal "$(hdr_get cgroup "$T/c.stacks")" /osw-tools
 	[ "$(sum_counts "$T/c.stacks")" -gt 0 ]
-	# Only osw-pipe's threads (with the module's cgroup parameter the
-	# module restricts sampling; without it, records are kept by pid).
+	# Only osw-pipe's threads (the session counts only that subtree).
+	assert_equal "$(hdr_get cgroup-filter "$T/c.stacks")" session
 	assert_equal "$(sum_counts "$T/c.stacks" '$6 != "osw-pipe"')" 0
 	[ "$(sum_counts "$T/c.stacks" '$2 == "ipc"')" -gt 0 ]
 	# The cgroup column says so too.
@@ -351,13 +354,16 @@ teardown() {
 }
 
 # bats test_tags=once-2
-@test "top -n 2: the second refresh shows the samples of the interval" {
+@test "top -n 2: each refresh is a session's window: the samples of the interval" {
 	# Kernel frames are checked: user frames unnamed (naming is tested on
-	# the host, tools-record.bats).
+	# the host, tools-record.bats).  A drain between the refreshes
+	# changes nothing for top (its own session, tests/guest/32-sessions.bats).
+	( sleep 1.5; cat $P/drain > /dev/null ) 3>&- &
 	run --separate-stderr "$OFFS" top -n 2 -i 1 --no-symbolize
 	assert_success
 	assert_equal "$stderr" ""
-	assert_line --regexp '^since generation start '
+	refute_output --partial 'generation changed'
+	assert_line --index 1 --regexp '^last [0-9.]+ s: [0-9]+\.[0-9]{2} thread-s \([0-9]+ samples\), [0-9]+ ticks at 19 Hz$'
 	assert_line --regexp '^last [0-9.]+ s: [0-9]+\.[0-9]{2} thread-s \([1-9][0-9]* samples\), [1-9][0-9]* ticks at 19 Hz$'
 	assert_line --regexp '\[Z\] osw-sleep +do_nanosleep < hrtimer_nanosleep'
 }

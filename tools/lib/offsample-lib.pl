@@ -67,7 +67,8 @@ sub cmd_needsym {
 # ---------------------------------------------------------------- top
 
 # One refresh: what was counted between PREV and CUR (two reads of the live
-# stacks file).  Without --prev, or when the generation changed, CUR alone.
+# stacks file).  Without --prev, or when the generation changed, CUR alone;
+# a session's window (module 0.7) is what was counted since the last one.
 sub cmd_top {
 	my @a = @_;
 	my %o = (top => 10, width => 0);
@@ -82,7 +83,9 @@ sub cmd_top {
 	my %base;
 	my $ticks = $cg->{ticks} // 0;
 	my $what;
-	if ($pg && ($pg->{generation} // '') eq ($cg->{generation} // '')) {
+	if (($cg->{source} // '') eq 'session') {
+		$what = sprintf('last %.1f s', $cg->{duration} // 0);
+	} elsif ($pg && ($pg->{generation} // '') eq ($cg->{generation} // '')) {
 		for my $r (@{$prev->{recs}}) {
 			my $k = $r->{line};
 			$k =~ s/^\d+\t//;

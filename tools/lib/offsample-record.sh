@@ -12,11 +12,16 @@ help_record() {
 Usage: offsample record -d SECONDS [-F HZ] [-o FILE] [-p PID | -c CGROUP]
        offsample record [-F HZ] [-o FILE] -- COMMAND [ARGS...]
 
-Enable the sampler, start a new generation (reset), wait SECONDS, drain
-the generation atomically and write it to FILE, then restore the previous
-parameters (enabled, hz, key; cgroup if the module has it), also when
-interrupted.  The file is the drain output (docs/FORMAT.md) with extra
-header lines: "# recorded-by:", and "# pid:" / "# cgroup:" for filters.
+Sample for SECONDS (or while COMMAND runs) and write what was sampled to
+FILE.  With a module that has sessions (0.7, /proc/offsample/session),
+the recording is a session of its own: its rate, key and filter apply to
+it alone, and nothing another reader will read (a cron job's drains,
+offsample top, the stacks file) is reset, drained or changed.  With an
+older module it enables the sampler, starts a new generation (reset),
+drains it at the end and restores the parameters it changed (enabled,
+hz, key; cgroup if the module has it), also when interrupted.  The file
+is the session's (or drain's) output (docs/FORMAT.md) with extra header
+lines: "# recorded-by:", and "# pid:" / "# cgroup:" for filters.
 
   -d, --duration SECONDS   how long to sample (decimals allowed); required
   -F, --frequency HZ       sampling rate for the recording, 1..1000
@@ -37,8 +42,9 @@ header lines: "# recorded-by:", and "# pid:" / "# cgroup:" for filters.
 With -- COMMAND, the command runs in the foreground (its standard input,
 output and exit status are its own; Ctrl-C reaches it and the recording
 alike) in a new cgroup v2 group, /offsample-record-PID under the root of
-the cgroup2 mount, to which the module's cgroup parameter is set: every
-process it starts is recorded, however it is named, and nothing else.
+the cgroup2 mount, to which the session (or the module's cgroup
+parameter) is restricted: every process it starts is recorded, however
+it is named, and nothing else.
 The key includes pid for the recording, as with -p (report --by process
 tells the children apart).  The recording ends when COMMAND exits;
 processes it left running are
@@ -47,10 +53,11 @@ gets "# command:" and "# command-exit:" header lines; a non-zero exit of
 COMMAND is a warning, not a failure of the recording.  Needs a module
 with the cgroup parameter (0.2) and a cgroup2 mount.
 
-With -c, the module's cgroup parameter is set for the recording (the
-module samples only that subtree; other readers, such as a snapshot
-timer, see only it meanwhile) and restored afterwards; a group that does
-not exist is an error.  An older module without the parameter: the
+With -c, the session samples only that subtree (a module without
+sessions: its cgroup parameter is set for the recording, so other
+readers, such as a snapshot timer, see only it meanwhile, and restored
+afterwards); a group that does not exist is an error.  An older module
+without the parameter: the
 recording keys by pid and keeps the processes listed in the group's
 cgroup.procs at the start or at the end (processes that came and went in
 between are missed).
@@ -59,8 +66,8 @@ Ctrl-C (SIGINT) or SIGTERM ends the recording early: what was sampled so
 far is drained and written, as `perf record` does.  The output is written
 to a temporary file and renamed: FILE is complete or absent.  Progress is
 shown when standard error is a terminal; otherwise nothing but warnings.
-A warning says when another reader drained or reset during the recording
-(its samples went there).  Needs root.
+Without sessions, a warning says when another reader drained or reset
+during the recording (its samples went there).  Needs root.
 EOF
 }
 
@@ -165,6 +172,38 @@ cg_pids() {
 	printf '%s' "$list"
 }
 
+# rec_session HZ PID CGPATH BYCMD: open a session of the module
+# ($PROC/session, fd REC_SFD) counting from now at HZ (the module's rate
+# when empty), under the module's key (with pid for PID or a command),
+# only PID's threads or CGPATH's subtree when given.
+REC_SFD=
+rec_session() {
+	local hz=$1 pid=$2 cgpath=$3 bycmd=$4 key set err
+	key=$(read_param key)
+	if [ -n "$pid" ] || [ "$bycmd" = 1 ]; then
+		case ,$key, in
+		*,pid,* | *,tid,*) ;;
+		*) key=$key,pid ;;
+		esac
+	fi
+	set="key=$key${hz:+ hz=$hz}${pid:+ pid=$pid}${cgpath:+ cgroup=$cgpath}"
+	if ! { exec {REC_SFD}<>"$PROC/session"; } 2>/dev/null; then
+		REC_SFD=
+		err=$( { : <> "$PROC/session"; } 2>&1 ) || true
+		case $err in
+		*busy*) die "no session free: max_sessions sessions are open already (offsample(4))" ;;
+		*) die "cannot open $PROC/session${err:+: ${err##*: }}" ;;
+		esac
+	fi
+	if ! err=$( { printf '%s\n' "$set" >&"$REC_SFD"; } 2>&1 ); then
+		case $err in
+		*"No such file"*) die "no such cgroup: $cgpath (the module found no cgroup v2 group at that path)" ;;
+		*"No such process"*) die "no process $pid" ;;
+		*) die "the module refused the session's settings \"$set\"${err:+ (${err##*: })}" ;;
+		esac
+	fi
+}
+
 cmd_record() {
 	local dur= hz= out=offsample.stacks pid= cg= argv run=()
 	argv=$(shquote offsample record "$@")
@@ -218,20 +257,30 @@ cmd_record() {
 
 	need_module
 	[ -d "$SYS" ] || die "module parameters not found ($SYS)"
-	need_read "$PROC/drain"
-	need_write "$PROC/control"
-	need_write "$SYS/enabled"
-	[ -z "$hz" ] || need_write "$SYS/hz"
-	[ -z "$pid$cg" ] || need_write "$SYS/key"
-	local use_cgparam=0
-	if [ -n "$cg" ] && [ -e "$SYS/cgroup" ]; then
+	# A module with sessions (0.7): the recording is a session of its
+	# own, and nothing of the module's settings or data is touched.
+	local use_sess=0 use_cgparam=0
+	[ ! -e "$PROC/session" ] || use_sess=1
+	if [ $use_sess = 1 ]; then
+		need_write "$PROC/session"
+		[ -z "$cg" ] || use_cgparam=1
+	else
+		need_read "$PROC/drain"
+		need_write "$PROC/control"
+		need_write "$SYS/enabled"
+		[ -z "$hz" ] || need_write "$SYS/hz"
+		[ -z "$pid$cg" ] || need_write "$SYS/key"
+	fi
+	if [ -n "$cg" ] && [ -e "$SYS/cgroup" ] && [ $use_sess = 0 ]; then
 		need_write "$SYS/cgroup"
 		use_cgparam=1
 	fi
 	if [ ${#run[@]} -gt 0 ]; then
 		[ -e "$SYS/cgroup" ] || die "record -- COMMAND needs a module with the cgroup parameter (0.2 or later)"
-		need_write "$SYS/cgroup"
-		need_write "$SYS/key"
+		if [ $use_sess = 0 ]; then
+			need_write "$SYS/cgroup"
+			need_write "$SYS/key"
+		fi
 		cg_resolve /
 		[ -f "$CG_MOUNT/cgroup.procs" ] ||
 			die "record -- COMMAND needs a cgroup v2 hierarchy, and none is mounted"
@@ -262,7 +311,7 @@ cmd_record() {
 	trap 'rec_signal SIGINT' INT
 	trap 'rec_signal SIGTERM' TERM
 	trap 'rec_signal SIGHUP' HUP
-	REC_RESTORE=1
+	[ $use_sess = 1 ] || REC_RESTORE=1
 	if [ ${#run[@]} -gt 0 ]; then
 		mkdir -- "$cgdir" 2>/dev/null || die "cannot create the cgroup $cgdir for the command"
 		REC_CGDIR=$cgdir
@@ -270,15 +319,20 @@ cmd_record() {
 		REC_CGHOME=$CG_MOUNT${REC_CGHOME%/}
 	fi
 
+	if [ $use_sess = 1 ]; then
+		rec_session "$hz" "$pid" "$cgpath" "$((${#run[@]} > 0))"
+	fi
 	# Apply: key first, then the rate, then enable; the reset comes last
 	# so that the generation holds only samples taken with our settings.
-	if [ -n "$pid" ] || [ ${#run[@]} -gt 0 ] || { [ -n "$cg" ] && [ $use_cgparam = 0 ]; }; then
+	if [ $use_sess = 1 ]; then
+		:
+	elif [ -n "$pid" ] || [ ${#run[@]} -gt 0 ] || { [ -n "$cg" ] && [ $use_cgparam = 0 ]; }; then
 		case ,$REC_OLD_KEY, in
 		*,pid,* | *,tid,*) ;;
 		*) REC_SET+=(key); write_param key "$REC_OLD_KEY,pid" ;;
 		esac
 	fi
-	if [ $use_cgparam = 1 ]; then
+	if [ $use_cgparam = 1 ] && [ $use_sess = 0 ]; then
 		REC_OLD_CGROUP=$(read_param cgroup)
 		REC_SET+=(cgroup)
 		local err
@@ -289,17 +343,17 @@ cmd_record() {
 			esac
 		fi
 	fi
-	if [ -n "$hz" ] && [ "$hz" != "$REC_OLD_HZ" ]; then
+	if [ $use_sess = 0 ] && [ -n "$hz" ] && [ "$hz" != "$REC_OLD_HZ" ]; then
 		REC_SET+=(hz)
 		write_param hz "$hz"
 	fi
-	case $REC_OLD_ENABLED in
-	Y | y | 1) ;;
+	case $use_sess$REC_OLD_ENABLED in
+	1* | 0Y | 0y | 01) ;;
 	*) REC_SET+=(enabled); write_param enabled 1 ;;
 	esac
 
 	local g0= pids0= pids1=
-	if [ -r "$PROC/stats" ]; then
+	if [ -r "$PROC/stats" ] && [ $use_sess = 0 ]; then
 		g0=$(sed -n 's/^generation[[:space:]]\{1,\}\([0-9]\{1,\}\).*/\1/p' "$PROC/stats" 2>/dev/null | head -n1) || g0=
 	fi
 	if [ -n "$cg" ] && [ $use_cgparam = 0 ]; then
@@ -310,7 +364,7 @@ cmd_record() {
 	dur_us=$(usec "$dur")
 	start_us=${EPOCHREALTIME/./}
 	end_us=$((start_us + dur_us))
-	printf 'reset\n' 2>/dev/null > "$PROC/control" || die "cannot reset $PROC/control"
+	[ $use_sess = 1 ] || printf 'reset\n' 2>/dev/null > "$PROC/control" || die "cannot reset $PROC/control"
 
 	local rc=
 	if [ ${#run[@]} -gt 0 ]; then
@@ -321,6 +375,8 @@ cmd_record() {
 		(
 			trap - INT TERM HUP EXIT
 			echo "$BASHPID" > "$cgdir/cgroup.procs" || exit 126
+			# The session is ours, not the command's.
+			[ -z "$REC_SFD" ] || exec {REC_SFD}<&-
 			exec "${run[@]}"
 		)
 		rc=$?
@@ -344,8 +400,16 @@ cmd_record() {
 	done
 	[ $tty = 0 ] || [ ${#run[@]} -gt 0 ] || printf '\r\033[K' >&2
 
-	# The drain: the generation we started, atomically ended.
-	cat -- "$PROC/drain" 2>/dev/null > "$raw" || die "cannot read $PROC/drain"
+	if [ $use_sess = 1 ]; then
+		# The session's window, ended between two ticks; closing the
+		# file ends the session.
+		cat <&"$REC_SFD" 2>/dev/null > "$raw" || die "cannot read $PROC/session"
+		exec {REC_SFD}<&-
+		REC_SFD=
+	else
+		# The drain: the generation we started, atomically ended.
+		cat -- "$PROC/drain" 2>/dev/null > "$raw" || die "cannot read $PROC/drain"
+	fi
 	local elapsed=$((${EPOCHREALTIME/./} - start_us))
 	rec_restore
 	rec_cgroup_remove
@@ -363,7 +427,9 @@ cmd_record() {
 	[ -z "$pid" ] || hdrs+=(--header "pid: $pid")
 	if [ -n "$cg" ]; then
 		hdrs+=(--header "cgroup: $cgpath")
-		if [ $use_cgparam = 1 ]; then
+		if [ $use_sess = 1 ]; then
+			hdrs+=(--header "cgroup-filter: session")
+		elif [ $use_cgparam = 1 ]; then
 			hdrs+=(--header "cgroup-filter: module")
 		else
 			hdrs+=(--header "cgroup-filter: processes in cgroup.procs at start or end")
@@ -378,7 +444,9 @@ cmd_record() {
 		warn "another reader drained or reset during the recording (generation $gd, expected $((g0 + 1))): samples went to another reader"
 		hdrs+=(--header "warning: another reader drained or reset during the recording; samples are missing")
 	fi
-	if [ -n "$pid" ]; then
+	if [ $use_sess = 1 ]; then
+		:	# the session counted only what was asked
+	elif [ -n "$pid" ]; then
 		filter=(--pids "$pid")
 	elif [ -n "$cg" ] && [ $use_cgparam = 0 ]; then
 		filter=(--pids "$pids0,$pids1")

@@ -12,10 +12,13 @@ Usage: offsample top [-i SECONDS] [-n COUNT] [--top N] [--no-symbolize]
                      [--include-idle]
 
 A live view of the reasons and the top stacks of the samples taken since
-the previous refresh (the difference between two reads of
-/proc/offsample/stacks; the first refresh shows the whole current
-generation).  When another reader drains or resets, the new generation
-is shown alone, with a note.
+the previous refresh.  With a module that has sessions (0.7), top is a
+session of its own (/proc/offsample/session): each refresh is its
+window, exact, and no other reader (a cron job draining) changes what
+it shows, nor does top change what they see.  With an older module it is
+the difference between two reads of /proc/offsample/stacks (the first
+refresh shows the whole current generation; when another reader drains
+or resets, the new generation is shown alone, with a note).
 
   -i, --interval SECONDS   refresh period (default 2; decimals allowed)
   -n, --iterations COUNT   stop after COUNT refreshes (default: until q)
@@ -66,6 +69,13 @@ cmd_top() {
 	is_uint "$ntop" && [ "$ntop" -ge 1 ] || usage_error "--top needs a positive number, not \"$ntop\""
 	need_module
 	need_read "$PROC/stacks"
+	# A session of our own when the module has them and lets us.
+	local sfd=
+	if [ -e "$PROC/session" ] && { exec {sfd}<>"$PROC/session"; } 2>/dev/null; then
+		:
+	else
+		sfd=
+	fi
 
 	if [ -t 1 ] && [ -t 0 ] && [ -r /dev/tty ]; then
 		TOP_TTY=1
@@ -85,7 +95,15 @@ cmd_top() {
 	local t=$WORK n=0 width=0 prev=() frame key last now
 	last=${EPOCHREALTIME/./}
 	while :; do
-		cat -- "$PROC/stacks" > "$t/cur" 2>/dev/null || die "cannot read $PROC/stacks"
+		if [ -n "$sfd" ]; then
+			# The session's window since the last refresh: a read
+			# from offset 0 (the descriptor rewound).
+			perl -e 'open(my $f, "+<&=", $ARGV[0]) or exit 1; sysseek($f, 0, 0) or exit 1;
+				my ($b, $n); while ($n = sysread($f, $b, 65536)) { print $b or exit 1 } exit(defined $n ? 0 : 1)' \
+				"$sfd" > "$t/cur" 2>/dev/null || die "cannot read $PROC/session"
+		else
+			cat -- "$PROC/stacks" > "$t/cur" 2>/dev/null || die "cannot read $PROC/stacks"
+		fi
 		if [ $nosym = 0 ]; then
 			# User frames named (the symbolizer's cache makes the
 			# refreshes after the first cheap).
@@ -102,7 +120,8 @@ cmd_top() {
 		frame=$(lib top "${prev[@]}" --interval "$((el / 1000000)).$(((el % 1000000) / 100000))" \
 			--top "$ntop" --width "$width" ${idle[@]+"${idle[@]}"} "$t/cur") || exit 1
 		mv -f -- "$t/cur" "$t/prev"
-		prev=(--prev "$t/prev")
+		# A session's windows are already the differences.
+		[ -n "$sfd" ] || prev=(--prev "$t/prev")
 		n=$((n + 1))
 		if [ $TOP_TTY = 1 ]; then
 			printf '\033[H\033[2J%s\n\n(q quits; refresh every %s s)' "$frame" "$interval"
