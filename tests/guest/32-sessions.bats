@@ -241,3 +241,42 @@ sleepers() {
 	assert_output --partial 'Permission denied'
 	assert_equal "$(stat_get sessions)" 0
 }
+
+@test "session: blocker lines of its own window name its own records (by tid), and pairs the drain beside it saw" {
+	local fd bp out=$d/blk.out n
+	"$TOP/build/offsample-blockers" > "$out" 2>&1 3>&- &
+	bp=$!
+	wait_line "$out" '^ready$' 600 "$bp" > /dev/null
+	cat $P/drain > /dev/null
+	exec {fd}<>$P/session
+	echo "hz=23 key=comm,tid" >&$fd
+	sleep 2
+	cat <&$fd > "$d/s"
+	cat $P/drain > "$d/dr"
+	exec {fd}<&-
+	kill "$bp"
+	wait "$bp" 2>/dev/null || true
+	n=$(hdr_get blockers "$d/s")
+	[ "$n" -gt 0 ]
+	assert_equal "$(grep -c '^# blocker: ' "$d/s")" "$n"
+	# Each edge's waiter record (and holder record, when sampled) is a
+	# record of this window, of the thread the edge names.
+	run -0 perl -F'\t' -lane '
+		if (/^# blocker: /) { my %e = map { split /=/, $_, 2 } @F[1 .. $#F]; push @e, \%e; next }
+		push @r, [@F] unless /^#/;
+		END {
+			for my $e (@e) {
+				my $w = $r[$e->{wrec} - 1] or die "wrec $e->{wrec} of " . @r . "\n";
+				die "wrec $e->{wrec}: $w->[6] is not $e->{wname}\n" unless $w->[6] eq $e->{wname};
+				next if $e->{hrec} eq "-";
+				my $h = $r[$e->{hrec} - 1] or die "hrec $e->{hrec}\n";
+				die "hrec $e->{hrec}: $h->[6] is not $e->{hname}\n" unless $h->[6] eq $e->{hname};
+			}
+			print scalar @e, " edges checked";
+		}' "$d/s"
+	# The chain's first link, and nothing the drain over the same time
+	# did not see.
+	pairs() { perl -F'\t' -lne 'next unless /^# blocker: /; my %e = map { split /=/, $_, 2 } @F[1 .. $#F]; print "$e{wname} $e{hname}"' "$1" | sort -u; }
+	pairs "$d/s" | grep -qx 'blk-chain-a blk-chain-b'
+	assert_equal "$(comm -23 <(pairs "$d/s") <(pairs "$d/dr"))" ""
+}
