@@ -21,14 +21,15 @@ teardown_file() {
 }
 
 @test "/proc/offsample has exactly the documented files, root-only" {
-	run -0 stat -c '%n %a %U %G' $P/stacks $P/drain $P/threads $P/stats $P/control
+	run -0 stat -c '%n %a %U %G' $P/stacks $P/drain $P/threads $P/stats $P/control $P/session
 	assert_line "$P/stacks 440 root root"
 	assert_line "$P/drain 400 root root"
 	assert_line "$P/threads 440 root root"
 	assert_line "$P/stats 440 root root"
 	assert_line "$P/control 200 root root"
+	assert_line "$P/session 660 root root"
 	run -0 ls $P
-	assert_output "$(printf '%s\n' control drain stacks stats threads)"
+	assert_output "$(printf '%s\n' control drain session stacks stats threads)"
 }
 
 @test "parameters have their documented defaults" {
