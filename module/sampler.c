@@ -4,8 +4,9 @@
  *
  * Whenever a consumer is due (the default one hz times a second, each
  * session at its own rate: session.c) it visits every thread on the host
- * that a consumer due then wants (kernel threads unless kthreads=0).  A kthread rather than a timer: it may sleep,
- * which the table (mutex, GFP_KERNEL) and, later, user stack walks need.
+ * that a consumer due then wants (kernel threads unless kthreads=0).  A
+ * kthread rather than a timer: it may sleep, which the table (mutex,
+ * GFP_KERNEL) and, later, user stack walks need.
  *
  * A tick walks every thread under RCU (one read-side section, unless the
  * scheduler asks for the CPU: below).  A thread that has not changed since
