@@ -464,6 +464,22 @@ static int offs_blk_find(struct task_struct * const *snap,
 }
 
 /*
+ * What the holder at o was doing for one consumer (slot): counted in its
+ * record hrec, running as that consumer saw it, or not sampled by it.
+ */
+static void offs_blk_holder(struct offs_edge_key *k,
+			    const struct offs_snap_out *o,
+			    struct offs_rec *hrec, unsigned int slot)
+{
+	k->hrec = hrec;
+	if (hrec)
+		k->hstate = OFFS_BH_SAMPLED;
+	else
+		k->hstate = o->running && (o->smask & slot) ?
+			    OFFS_BH_RUNNING : OFFS_BH_UNSAMPLED;
+}
+
+/*
  * The observation p in the windows of the sessions that counted its waiter,
  * with the holder's record there (a holder a session filtered out is
  * unsampled for it).  offs_table_lock held.
@@ -479,15 +495,9 @@ static void offs_blk_count_sessions(const struct offs_blk_pending *p,
 			continue;
 		k = p->key;
 		k.wrec = p->wsrec[s];
-		k.hrec = NULL;
-		if (p->hidx >= 0 && out[p->hidx].srec[s]) {
-			k.hrec = out[p->hidx].srec[s];
-			k.hstate = OFFS_BH_SAMPLED;
-		} else if (p->hidx >= 0) {
-			k.hstate = out[p->hidx].running &&
-				   (out[p->hidx].smask & OFFS_SLOT_SESS(s)) ?
-				   OFFS_BH_RUNNING : OFFS_BH_UNSAMPLED;
-		}
+		if (p->hidx >= 0)
+			offs_blk_holder(&k, &out[p->hidx], out[p->hidx].srec[s],
+					OFFS_SLOT_SESS(s));
 		offs_table_count_edge(offs_sessions[s]->gen, &k);
 	}
 }
@@ -518,12 +528,9 @@ void offs_blk_tick_end(struct task_struct * const *snap,
 		p->hidx = j;
 		if (j < 0)
 			p->key.hstate = OFFS_BH_UNSAMPLED;
-		else if (out[j].rec)
-			p->key.hrec = out[j].rec;
-		else	/* running as the default consumer saw it */
-			p->key.hstate = out[j].running &&
-					(out[j].smask & OFFS_SLOT_DEFAULT) ?
-					OFFS_BH_RUNNING : OFFS_BH_UNSAMPLED;
+		else
+			offs_blk_holder(&p->key, &out[j], out[j].rec,
+					OFFS_SLOT_DEFAULT);
 		put_task_struct(p->holder);
 		p->holder = NULL;
 	}

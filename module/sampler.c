@@ -212,10 +212,11 @@ static void offs_walk(struct offs_walk *w, bool kthreads, struct cgroup *target,
 			}
 			/* The consumers that want t (session.c). */
 			m = 0;
-			if ((sel & OFFS_SLOT_DEFAULT) &&
-			    (!target || offs_task_in_cgroup(t, target)))
+			if (!(sel & OFFS_SLOT_DEFAULT))
+				;
+			else if (!target || offs_task_in_cgroup(t, target))
 				m = OFFS_SLOT_DEFAULT;
-			else if (sel & OFFS_SLOT_DEFAULT)
+			else
 				w->cgroup++;
 			if (sel & ~OFFS_SLOT_DEFAULT)
 				m |= offs_sess_match(t, sel);
@@ -517,7 +518,7 @@ static void offs_tick(u64 now)
 	if (late)
 		OFFS_STAT_ADD(ticks_overrun, 1);
 	/* Sessions only change between ticks (offs_tick_lock). */
-	any = offs_sess_any();
+	any = offs_sess_count_open();
 	offs_tick_keys = offs_sess_keys();
 	offs_tc_tick_begin(config_seq);
 	offs_full_seq = get_random_u32();
@@ -580,17 +581,13 @@ static int offs_sampler_fn(void *unused)
 			offs_tick(now);
 			continue;
 		}
-		if (due == U64_MAX)
-			wait_event_interruptible(offs_sampler_wq,
-						 kthread_should_stop() ||
-						 READ_ONCE(offs_kicked) ||
-						 READ_ONCE(offs_woken));
-		else
-			wait_event_interruptible_hrtimeout(offs_sampler_wq,
-							   kthread_should_stop() ||
-							   READ_ONCE(offs_kicked) ||
-							   READ_ONCE(offs_woken),
-							   ns_to_ktime(due - now));
+		/* KTIME_MAX: no timer, wait for a kick (no consumer is due). */
+		wait_event_interruptible_hrtimeout(offs_sampler_wq,
+						   kthread_should_stop() ||
+						   READ_ONCE(offs_kicked) ||
+						   READ_ONCE(offs_woken),
+						   due == U64_MAX ? KTIME_MAX :
+						   ns_to_ktime(due - now));
 		WRITE_ONCE(offs_woken, false);
 		if (READ_ONCE(offs_kicked)) {
 			/* hz or enabled changed: the default consumer is due now. */

@@ -23,7 +23,7 @@
  * counted in each of those consumers' generations under its key.
  *
  * Bounded: at most max_sessions sessions (more: EBUSY, counted), each
- * window bounded by max_stacks records like the default generation; a
+ * window by a quarter of max_stacks records (table.c, offs_gen_max()); a
  * session ends when its file is closed (also when its reader dies).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -129,17 +129,6 @@ unsigned int offs_sess_select(u64 now, bool *late)
 	return sel;
 }
 
-/* Is a session open (offs_tick_lock held)? */
-bool offs_sess_any(void)
-{
-	int i;
-
-	for (i = 0; i < OFFS_SESSIONS_MAX; i++)
-		if (offs_sessions[i])
-			return true;
-	return false;
-}
-
 /*
  * What a capture must hold is what any open consumer's key needs (a wait
  * object for wobj), whichever consumers the tick counts for: the capture
@@ -177,7 +166,7 @@ unsigned int offs_sess_match(struct task_struct *t, unsigned int sel)
 	return m;
 }
 
-/* Sessions open now (stats; a racy count). */
+/* Sessions open now (exact under offs_tick_lock; else a racy count). */
 unsigned int offs_sess_count_open(void)
 {
 	unsigned int n = 0;
@@ -204,7 +193,7 @@ struct offs_session *offs_sess_open(bool restricted)
 		return ERR_PTR(-ENOMEM);
 	se->hz = clamp(READ_ONCE(offs_hz), 1U, 1000U);
 	se->key_fields = READ_ONCE(offs_key_fields);
-	gen = offs_table_sess_gen(se->hz, se->key_fields);
+	gen = offs_table_sess_gen();
 	if (!gen) {
 		kfree(se);
 		return ERR_PTR(-ENOMEM);
@@ -294,7 +283,7 @@ int offs_sess_configure(struct offs_session *se, char *settings,
 			break;
 	}
 	if (!err) {
-		gen = offs_table_sess_gen(hz, keys);
+		gen = offs_table_sess_gen();
 		err = gen ? 0 : -ENOMEM;
 	}
 	if (err) {
@@ -323,7 +312,7 @@ int offs_sess_configure(struct offs_session *se, char *settings,
 /* The window so far, handed to the reader; the next one starts now. */
 struct offs_gen *offs_sess_window(struct offs_session *se)
 {
-	struct offs_gen *gen = offs_table_sess_gen(se->hz, se->key_fields);
+	struct offs_gen *gen = offs_table_sess_gen();
 
 	if (!gen)
 		return ERR_PTR(-ENOMEM);

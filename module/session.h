@@ -46,7 +46,6 @@ unsigned int offs_sess_select(u64 now, bool *late);
 unsigned int offs_sess_keys(void);
 /* Which of the selected sessions (sel) want thread t (under RCU). */
 unsigned int offs_sess_match(struct task_struct *t, unsigned int sel);
-bool offs_sess_any(void);
 
 unsigned int offs_sess_count_open(void);
 struct offs_session *offs_sess_open(bool restricted);

@@ -946,18 +946,27 @@ unsigned int offs_table_tick_begin(u64 now, bool *late)
 
 /* ---- sessions (session.c): their windows and settings ---- */
 
-/* An empty window for a session counting at hz under key_fields. */
-struct offs_gen *offs_table_sess_gen(unsigned int hz, unsigned int key_fields)
+/*
+ * An empty window for a session; its rate and key are the session's, set
+ * when it is installed (under the locks, with the settings).
+ */
+struct offs_gen *offs_table_sess_gen(void)
 {
 	struct offs_gen *gen = offs_gen_alloc(GFP_KERNEL_ACCOUNT);
 
 	if (!gen)
 		return NULL;
 	gen->session = true;
-	gen->hz = hz;
-	gen->key_fields = key_fields;
 	gen->seq = 1;
 	return gen;
+}
+
+/* se counts into gen from now on: its window, at its settings. */
+static void offs_sess_install(struct offs_session *se, struct offs_gen *gen)
+{
+	gen->hz = se->hz;
+	gen->key_fields = se->key_fields;
+	se->gen = gen;
 }
 
 /* Between ticks, and with the table: see struct offs_session. */
@@ -998,7 +1007,7 @@ int offs_table_sess_add(struct offs_session *se, struct offs_gen *gen,
 		if (offs_sessions[i])
 			continue;
 		se->slot = i;
-		se->gen = gen;
+		offs_sess_install(se, gen);
 		se->due = now;		/* its first tick at once */
 		offs_sessions[i] = se;
 		err = 0;
@@ -1027,11 +1036,9 @@ int offs_table_sess_settings(struct offs_session *se, struct offs_gen *gen,
 		return err;
 	}
 	old = se->gen;
-	gen->hz = hz;
-	gen->key_fields = key_fields;
-	se->gen = gen;
 	se->hz = hz;
 	se->key_fields = key_fields;
+	offs_sess_install(se, gen);
 	se->due = ktime_get_ns();
 	if (!IS_ERR(*cg)) {
 		c = se->cg;
@@ -1065,10 +1072,7 @@ struct offs_gen *offs_table_sess_swap(struct offs_session *se,
 	old->end_real_ns = ktime_get_real_ns();
 	old->end_mono_ns = ktime_get_ns();
 	gen->seq = old->seq + 1;
-	/* The settings now (a write may have come since gen was made). */
-	gen->hz = se->hz;
-	gen->key_fields = se->key_fields;
-	se->gen = gen;
+	offs_sess_install(se, gen);
 	offs_sess_unlock();
 	return old;
 }

@@ -42,7 +42,7 @@ void offs_table_hit_release(struct offs_hit *hit);
 unsigned int offs_table_tick_begin(u64 now, bool *late);
 struct cgroup;
 struct offs_session;
-struct offs_gen *offs_table_sess_gen(unsigned int hz, unsigned int key_fields);
+struct offs_gen *offs_table_sess_gen(void);
 int offs_table_sess_add(struct offs_session *se, struct offs_gen *gen,
 			bool restricted);
 struct pid;

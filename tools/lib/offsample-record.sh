@@ -319,45 +319,44 @@ cmd_record() {
 		REC_CGHOME=$CG_MOUNT${REC_CGHOME%/}
 	fi
 
+	local g0= pids0= pids1=
 	if [ $use_sess = 1 ]; then
 		rec_session "$hz" "$pid" "$cgpath" "$((${#run[@]} > 0))"
-	fi
-	# Apply: key first, then the rate, then enable; the reset comes last
-	# so that the generation holds only samples taken with our settings.
-	if [ $use_sess = 1 ]; then
-		:
-	elif [ -n "$pid" ] || [ ${#run[@]} -gt 0 ] || { [ -n "$cg" ] && [ $use_cgparam = 0 ]; }; then
-		case ,$REC_OLD_KEY, in
-		*,pid,* | *,tid,*) ;;
-		*) REC_SET+=(key); write_param key "$REC_OLD_KEY,pid" ;;
-		esac
-	fi
-	if [ $use_cgparam = 1 ] && [ $use_sess = 0 ]; then
-		REC_OLD_CGROUP=$(read_param cgroup)
-		REC_SET+=(cgroup)
-		local err
-		if ! err=$( { printf '%s\n' "$cgpath" > "$SYS/cgroup"; } 2>&1 ); then
-			case $err in
-			*"No such file"*) die "no such cgroup: $cgpath (the module found no cgroup v2 group at that path)" ;;
-			*) die "the module rejected the cgroup \"$cgpath\"${err:+ (${err##*: })}" ;;
+	else
+		# A module without sessions.  Apply: key first, then the rate,
+		# then enable; the reset comes last so that the generation
+		# holds only samples taken with our settings.
+		if [ -n "$pid" ] || [ ${#run[@]} -gt 0 ] || { [ -n "$cg" ] && [ $use_cgparam = 0 ]; }; then
+			case ,$REC_OLD_KEY, in
+			*,pid,* | *,tid,*) ;;
+			*) REC_SET+=(key); write_param key "$REC_OLD_KEY,pid" ;;
 			esac
 		fi
-	fi
-	if [ $use_sess = 0 ] && [ -n "$hz" ] && [ "$hz" != "$REC_OLD_HZ" ]; then
-		REC_SET+=(hz)
-		write_param hz "$hz"
-	fi
-	case $use_sess$REC_OLD_ENABLED in
-	1* | 0Y | 0y | 01) ;;
-	*) REC_SET+=(enabled); write_param enabled 1 ;;
-	esac
-
-	local g0= pids0= pids1=
-	if [ -r "$PROC/stats" ] && [ $use_sess = 0 ]; then
-		g0=$(sed -n 's/^generation[[:space:]]\{1,\}\([0-9]\{1,\}\).*/\1/p' "$PROC/stats" 2>/dev/null | head -n1) || g0=
-	fi
-	if [ -n "$cg" ] && [ $use_cgparam = 0 ]; then
-		pids0=$(cg_pids "$cgdir") || die "cannot read $cgdir/cgroup.procs"
+		if [ $use_cgparam = 1 ]; then
+			REC_OLD_CGROUP=$(read_param cgroup)
+			REC_SET+=(cgroup)
+			local err
+			if ! err=$( { printf '%s\n' "$cgpath" > "$SYS/cgroup"; } 2>&1 ); then
+				case $err in
+				*"No such file"*) die "no such cgroup: $cgpath (the module found no cgroup v2 group at that path)" ;;
+				*) die "the module rejected the cgroup \"$cgpath\"${err:+ (${err##*: })}" ;;
+				esac
+			fi
+		fi
+		if [ -n "$hz" ] && [ "$hz" != "$REC_OLD_HZ" ]; then
+			REC_SET+=(hz)
+			write_param hz "$hz"
+		fi
+		case $REC_OLD_ENABLED in
+		Y | y | 1) ;;
+		*) REC_SET+=(enabled); write_param enabled 1 ;;
+		esac
+		if [ -r "$PROC/stats" ]; then
+			g0=$(sed -n 's/^generation[[:space:]]\{1,\}\([0-9]\{1,\}\).*/\1/p' "$PROC/stats" 2>/dev/null | head -n1) || g0=
+		fi
+		if [ -n "$cg" ] && [ $use_cgparam = 0 ]; then
+			pids0=$(cg_pids "$cgdir") || die "cannot read $cgdir/cgroup.procs"
+		fi
 	fi
 	local start_us end_us left step frac tty=0 dur_us
 	[ -t 2 ] && tty=1
