@@ -101,3 +101,17 @@ setup() {
 	grep -l '^# bats file_tags=once-1$' "$BATS_TEST_DIRNAME"/../guest/*.bats > /dev/null
 	grep -l '^# bats file_tags=once-2$' "$BATS_TEST_DIRNAME"/../guest/*.bats > /dev/null
 }
+
+@test "suite times: wall and busy CPU seconds per suite from tap-stamp's lines; '-' without CPU times" {
+	local t=$BATS_TEST_TMPDIR/g.times
+	printf '%s\n' '100.0 50.0 1..3' '100.4 50.2 # suite a.bats' '110.0 60.0 ok 1 one' \
+		'130.5 90.4 not ok 2 two' '131.0 91.0 # suite b.bats' '140.0 92.0 ok 3 three' > "$t"
+	run -0 awk -f "$BATS_TEST_DIRNAME/../lib/suite-times.awk" "$t"
+	assert_output "$(printf '%s\n' 'a.bats 31 2 1 41' 'b.bats 9 1 0 1')"
+	sed -i 's/^\([0-9.]*\) [0-9.]* /\1 - /' "$t"
+	run -0 awk -f "$BATS_TEST_DIRNAME/../lib/suite-times.awk" "$t"
+	assert_output "$(printf '%s\n' 'a.bats 31 2 1 -' 'b.bats 9 1 0 -')"
+	# tap-stamp: the time, the busy CPU seconds (this machine's), the line.
+	run -0 sh -c 'printf "ok 1 x\n" | "$1"' sh "$BATS_TEST_DIRNAME/../lib/tap-stamp"
+	assert_output --regexp '^[0-9]+\.[0-9] [0-9]+\.[0-9] ok 1 x$'
+}
