@@ -10,8 +10,12 @@
 #      and 6.12; RT too with OFFS_KERNELS=all), then `make uninstall`;
 #      tests of the tools on the module's output run in one guest each
 #      (tags once-1, once-2; OFFS_ONCE in tests/guest/run.sh);
-#   5. the time each suite took (host and every guest; also in the TAP
-#      files: tests/lib/suite-times.awk), then a summary; the last line is
+#   5. tests/recorded/*.bats on the host: the tools on the recordings the
+#      guests left in their results (rendering them in a guest costs ten
+#      to fifty times as much);
+#   6. the time each suite took (host and every guest, with a guest's busy
+#      CPU seconds; also in the TAP files: tests/lib/suite-times.awk),
+#      then a summary; the last line is
 #      "N passed, N failed, N skipped" and the exit status is non-zero if
 #      anything failed or did not run.
 #
@@ -147,7 +151,14 @@ if [ $mode != guest ] && ls tests/host/*.bats >/dev/null 2>&1; then
 	}
 	host_bats build ${host_build[@]+"${host_build[@]}"} &
 	build_pid=$!
-	host_bats rest ${host_rest[@]+"${host_rest[@]}"} &
+	# This stream yields to the first guest, which boots while it runs:
+	# a guest's tests are one serial flow of emulated processes (about
+	# one CPU busy: the CPU column of the time table), the critical path
+	# of the run; these suites fill the CPU time it leaves.
+	(
+		[ $mode = host ] || renice -n 10 -p "$BASHPID" > /dev/null
+		host_bats rest ${host_rest[@]+"${host_rest[@]}"}
+	) &
 	host_pids=("$build_pid" $!)
 fi
 # host_results: wait for the host streams, print and count their results.
@@ -263,6 +274,27 @@ if [ $mode != host ]; then
 		fi
 		record "guest $k" "$out/guest.tap"
 	done
+
+	# The tools on the guests' recordings, here on the host after the
+	# guests (tests/recorded/*.bats): each suite's "# From:" line names
+	# the guest suite that leaves its files; it runs when that suite ran
+	# whole (not with OFFS_FILTER).
+	recorded=()
+	for f in tests/recorded/*.bats; do
+		[ -f "$f" ] && [ -z "${OFFS_FILTER:-}" ] || continue
+		from=$(sed -n 's/^# From: \([^ ]*\.bats\).*/\1/p' "$f" | head -n1)
+		if [ ${#suites[@]} -eq 0 ] || [[ " ${suites[*]##*/} " == *" $from "* ]]; then
+			recorded+=("$f")
+		fi
+	done
+	if [ ${#recorded[@]} -gt 0 ]; then
+		echo "== the tools on the guests' recordings (host)"
+		OFFS_RECORDED=$RESULTS bats --formatter "$TOP/tests/lib/bats-format-offs" --timing \
+			"${recorded[@]}" < /dev/null 2> "$RESULTS/host-recorded.stderr" |
+			tee "$RESULTS/host-recorded.tap" |
+			tests/lib/tap-stamp > "$RESULTS/host-recorded.tap.times"
+		record "host (guests' recordings)" "$RESULTS/host-recorded.tap"
+	fi
 fi
 
 host_results
