@@ -121,6 +121,16 @@ elif [ -s "$RESULTS/guest-setup-stale.log" ]; then
 	head -n1 "$RESULTS/guest-setup-stale.log"
 fi
 
+# host_bats PART FILES...: suites run here, RESULTS/host-PART.tap (.times).
+host_bats() {
+	local part=$1
+	shift
+	[ $# -gt 0 ] || return 0
+	bats --formatter "$TOP/tests/lib/bats-format-offs" --timing "$@" < /dev/null \
+		2> "$RESULTS/host-$part.stderr" | tee "$RESULTS/host-$part.tap" |
+		tests/lib/tap-stamp > "$RESULTS/host-$part.tap.times"
+}
+
 # The host suites run in two background streams from here on: packaging
 # (DKMS in a private tree, a real `make install` round trip, sparse: 210 s)
 # and all the others (250 s).  Meanwhile this shell builds the module and
@@ -140,15 +150,6 @@ if [ $mode != guest ] && ls tests/host/*.bats >/dev/null 2>&1; then
 		*) host_rest+=("$f") ;;
 		esac
 	done
-	# host_bats PART FILES...: one stream, RESULTS/host-PART.tap (.times).
-	host_bats() {
-		local part=$1
-		shift
-		[ $# -gt 0 ] || return 0
-		bats --formatter "$TOP/tests/lib/bats-format-offs" --timing "$@" < /dev/null \
-			2> "$RESULTS/host-$part.stderr" | tee "$RESULTS/host-$part.tap" |
-			tests/lib/tap-stamp > "$RESULTS/host-$part.tap.times"
-	}
 	host_bats build ${host_build[@]+"${host_build[@]}"} &
 	build_pid=$!
 	# This stream yields to the first guest, which boots while it runs:
@@ -289,10 +290,7 @@ if [ $mode != host ]; then
 	done
 	if [ ${#recorded[@]} -gt 0 ]; then
 		echo "== the tools on the guests' recordings (host)"
-		OFFS_RECORDED=$RESULTS bats --formatter "$TOP/tests/lib/bats-format-offs" --timing \
-			"${recorded[@]}" < /dev/null 2> "$RESULTS/host-recorded.stderr" |
-			tee "$RESULTS/host-recorded.tap" |
-			tests/lib/tap-stamp > "$RESULTS/host-recorded.tap.times"
+		OFFS_RECORDED=$RESULTS host_bats recorded "${recorded[@]}"
 		record "host (guests' recordings)" "$RESULTS/host-recorded.tap"
 	fi
 fi

@@ -67,18 +67,8 @@ stat_get() {
 	awk -v k="$1" '$1 == k { print $2; found = 1 } END { exit !found }' "${2:-$P/stats}"
 }
 
-# Value of one "# name: value" header line of a stacks-format file.
-hdr_get() {
-	sed -n "s/^# $1: //p" "$2" | head -n1
-}
-
-# Sum of the counts of a stacks-format file, optionally of records matching
-# an awk condition on the TAB-separated fields ($1 count, $2 reason,
-# $3 state, $4 pid, $5 tid, $6 comm, $7 tname, $8 kstack).
-sum_counts() {
-	local file=$1 cond=${2:-1}
-	awk -F'\t' "!/^#/ && ($cond) { s += \$1 } END { print s + 0 }" "$file"
-}
+# hdr_get NAME FILE, sum_counts FILE [AWK_CONDITION], ...
+source "$TOP/tests/lib/stacks.bash"
 
 # wait_line FILE ERE [TRIES [PID]]: wait up to TRIES tenths of a second
 # (300 unless told) for a line of FILE matching ERE and print the first

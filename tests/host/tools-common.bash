@@ -7,6 +7,8 @@ bats_require_minimum_version 1.5.0
 load '/usr/lib/bats/bats-support/load'
 load '/usr/lib/bats/bats-assert/load'
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/bats-fix.bash"
+# hdr_get, sum_counts, reason_totals_stacks, reason_totals_folded
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/stacks.bash"
 
 ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
 OFFS=$ROOT/tools/offsample
@@ -48,15 +50,6 @@ fake_tree() {
 	echo 48 > "$FS/max_depth"
 	echo Y > "$FS/kthreads"
 	export OFFSAMPLE_PROC=$FP OFFSAMPLE_SYS=$FS
-}
-
-# Sum of counts per reason of a stacks file: "reason count" lines, sorted.
-reason_totals_stacks() {
-	awk -F'\t' '!/^#/ && NF >= 8 { s[$2] += $1 } END { for (r in s) print r, s[r] }' "$@" | sort
-}
-# The same from folded lines whose root frame is the reason.
-reason_totals_folded() {
-	awk '{ n = $NF; split($0, f, ";"); s[f[1]] += n } END { for (r in s) print r, s[r] }' "$@" | sort
 }
 
 # Count lines of a file.

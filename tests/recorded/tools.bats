@@ -13,13 +13,10 @@
 #
 #   OFFS_RECORDED=build/test-results bats tests/recorded/tools.bats
 
-load '/usr/lib/bats/bats-support/load'
-load '/usr/lib/bats/bats-assert/load'
-bats_require_minimum_version 1.5.0
+# OFFS, ROOT; hdr_get, sum_counts, reason_totals_* (tests/lib/stacks.bash)
+load ../host/tools-common
 
 setup() {
-	TOP=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
-	OFFS=$TOP/tools/offsample
 	T=$BATS_TEST_TMPDIR
 	: "${OFFS_RECORDED:?the results folder of a guest run (build/test-results)}"
 }
@@ -36,16 +33,8 @@ recordings() {
 	[ "$n" -gt 0 ] || { echo "no guest left $1-*.stacks in $OFFS_RECORDED" >&2; return 1; }
 }
 
-hdr_get() {
-	sed -n "s/^# $1: //p" "$2" | head -n1
-}
-
-sum_counts() {
-	awk -F'\t' "!/^#/ && (${2:-1}) { s += \$1 } END { print s + 0 }" "$1"
-}
-
 @test "pprof of a recording: go tool pprof's totals per reason are the file's; user functions named; a filter on piped input" {
-	local go r n rec live
+	local go r n rec recs live
 	go=$(command -v /usr/lib/go/bin/go || command -v go) || fail "no go: tests/lib/deps.sh test installs golang-go"
 	export GOCACHE=$T/gocache
 	recs=$(recordings tools-record)
@@ -73,8 +62,9 @@ sum_counts() {
 }
 
 @test "flamegraph FILE > out.svg: valid XML with the workload's frames and reasons; the title from the header" {
-	local rec f
-	for rec in $(recordings tools-record); do
+	local rec recs f
+	recs=$(recordings tools-record)
+	for rec in $recs; do
 		run --separate-stderr "$OFFS" flamegraph "$rec"
 		assert_success
 		assert_equal "$stderr" ""
@@ -95,20 +85,20 @@ sum_counts() {
 }
 
 @test "collapse: totals per reason equal the recording's" {
-	local rec
-	for rec in $(recordings tools-record); do
+	local rec recs
+	recs=$(recordings tools-record)
+	for rec in $recs; do
 		run -0 "$OFFS" collapse "$rec"
 		printf '%s\n' "$output" > "$T/folded"
-		assert_equal \
-			"$(awk '{ n = $NF; split($0, f, ";"); s[f[1]] += n } END { for (r in s) print r, s[r] }' "$T/folded" | sort)" \
-			"$(awk -F'\t' '!/^#/ { s[$2] += $1 } END { for (r in s) print r, s[r] }' "$rec" | sort)"
+		assert_equal "$(reason_totals_folded "$T/folded")" "$(reason_totals_stacks "$rec")"
 		run -0 grep -c '^sleep;osw-sleep;.*;do_nanosleep;schedule;__schedule [0-9]*$' "$T/folded"
 	done
 }
 
 @test "report: reasons present, annotated stacks, idle kernel threads left out and counted" {
-	local rec
-	for rec in $(recordings tools-record); do
+	local rec recs
+	recs=$(recordings tools-record)
+	for rec in $recs; do
 		run --separate-stderr "$OFFS" report "$rec"
 		assert_success
 		assert_equal "$stderr" ""
@@ -125,11 +115,12 @@ sum_counts() {
 }
 
 @test "offsample-ustack, recorded in a guest, named after it exited: flame graph, collapse and report" {
-	local rec f
-	for rec in $(recordings tools-ustack); do
+	local rec recs f
+	recs=$(recordings tools-ustack)
+	for rec in $recs; do
 		# Raw in the file: file + offset frames.
 		run -0 grep -c "	[^	]*/build/offsample-ustack+0x[0-9a-f]*;" "$rec"
-		"$TOP/tools/offsample-symbolize" "$rec" > "$T/us.sym"
+		"$ROOT/tools/offsample-symbolize" "$rec" > "$T/us.sym"
 		run -0 grep -c '^# symbolized: ' "$T/us.sym"
 		run -0 grep -c '	[^	]*do_pread+0x[0-9a-f]* (offsample-ustack);' "$T/us.sym"
 		run --separate-stderr "$OFFS" flamegraph -o "$T/us.svg" "$T/us.sym"
