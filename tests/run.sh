@@ -77,7 +77,7 @@ source tests/lib/guest-share.bash
 echo "== dependencies"
 groups="build test"
 [ $mode != host ] && groups="$groups vm"
-[ $mode != guest ] && groups="$groups browser metrics otelcol"
+[ $mode != guest ] && groups="$groups browser metrics otelcol python"
 # shellcheck disable=SC2086
 tests/lib/deps.sh $groups || fail_step "installing dependencies"
 hash -r

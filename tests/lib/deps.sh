@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # Install what the build, the tests and the demo need, idempotently.
 #
-#   tests/lib/deps.sh [GROUP...]     groups: build vm test browser metrics otelcol bench all
+#   tests/lib/deps.sh [GROUP...]     groups: build vm test browser metrics otelcol
+#                                    python bench all
 #
 # Debian packages are only requested when missing (no network access at all
 # when everything is present).  Safe to run repeatedly, from CI (no stdin)
@@ -31,6 +32,10 @@ need_group() {
 		want_apt+=(curl) ;;
 	otelcol)
 		want_apt+=(curl) ;;
+	python)
+		# py-spy (the oracle of the Python frames, tests/host/upy.bats)
+		# from PyPI into build/deps/pyspy (below); elfutils for eu-stack.
+		want_apt+=(python3-pip elfutils) ;;
 	bench)
 		want_apt+=(linux-perf bpfcc-tools) ;;
 	rt)
@@ -111,6 +116,19 @@ for g in "$@"; do
 			dpkg -x "$pdir"/debs/prometheus_*.deb "$pdir/prom"
 			rm -rf "$pdir/debs"
 			printf '%s' "$want" > "$pdir/.versions"
+		fi
+		;;
+	python)
+		# py-spy, pinned: one static binary in a wheel (no compiler),
+		# unpacked with pip --target, so nothing is installed system-wide.
+		top=$(cd "$(dirname "$0")/../.." && pwd)
+		ydir=$top/build/deps/pyspy
+		if [ ! -x "$ydir/bin/py-spy" ] || [ "$(cat "$ydir/.version" 2>/dev/null)" != 0.4.3 ]; then
+			echo "deps.sh: installing py-spy 0.4.3 into $ydir (pip)" >&2
+			rm -rf "$ydir"
+			python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore --no-deps \
+				--target "$ydir" py-spy==0.4.3 >&2
+			printf '0.4.3' > "$ydir/.version"
 		fi
 		;;
 	otelcol)

@@ -14,6 +14,7 @@ typedef int8_t s8;
 typedef int16_t s16;
 typedef int32_t s32;
 typedef int64_t s64;
+#define U16_MAX		UINT16_MAX
 #define U32_MAX		UINT32_MAX
 #define S32_MIN		INT32_MIN
 #define S32_MAX		INT32_MAX
