@@ -94,6 +94,8 @@ struct offs_ucfi_ent {
 	bool cancelled;			/* built at cfi_cache_mb=0: free at refs 0 */
 	bool lasting;			/* failed for good: remember when evicted */
 	s16 err;			/* why it failed (state FAILED), 0 else */
+	bool py;			/* a CPython interpreter: py is set */
+	struct offs_py_syms pysyms;	/* set before table is published */
 	struct offs_cfi_table *table;	/* set once, release */
 };
 
@@ -378,6 +380,13 @@ static void offs_ucfi_build_fn(struct work_struct *work)
 		.check = offs_ucfi_check,
 		.check_ctx = &budget,
 	};
+	struct offs_py_src pysrc = {
+		.read = offs_ucfi_read,
+		.ctx = job->file,
+		.size = src.size,
+		.check = offs_ucfi_check,
+		.check_ctx = &budget,
+	};
 	struct offs_cfi_table *t = NULL;
 	struct offs_cfi_work cw = { 0 };
 	u64 wall = 0, cpu = 0;
@@ -389,6 +398,12 @@ static void offs_ucfi_build_fn(struct work_struct *work)
 		wall = ktime_get_ns();
 		budget.cpu0 = offs_self_cpu_ns();
 		err = offs_cfi_build(&src, &t, &cw);
+		/*
+		 * Is it a CPython interpreter (upy.c)?  One pass over its
+		 * .dynstr, within the same budget; not knowing is "no".
+		 */
+		if (!err)
+			e->py = !offs_py_elf_scan(&pysrc, &e->pysyms);
 		cpu = offs_self_cpu_ns() - budget.cpu0;
 		wall = ktime_get_ns() - wall;
 	}
@@ -583,6 +598,19 @@ offs_cficache_table(const struct offs_ucfi_ent *e, bool *pending)
 	if (!t && READ_ONCE(e->state) != OFFS_UCFI_FAILED)
 		*pending = true;
 	return t;
+}
+
+/*
+ * The CPython interpreter in e's file (upy.c), or NULL: not one, or its
+ * table is not built yet.  Lockless like offs_cficache_table(): pysyms is
+ * written before the table is published.
+ */
+const struct offs_py_syms *offs_cficache_py(const struct offs_ucfi_ent *e)
+{
+	/* Pairs with the release in offs_ucfi_build_fn(): py, pysyms set. */
+	if (!smp_load_acquire(&e->table))
+		return NULL;
+	return e->py ? &e->pysyms : NULL;
 }
 
 /* Totals for /proc/offsample/stats. */

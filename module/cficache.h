@@ -4,6 +4,7 @@
 
 #include "offsample.h"
 #include "ucfi.h"
+#include "upy.h"
 
 struct file;
 struct offs_ucfi_ent;
@@ -33,6 +34,7 @@ struct offs_ucfi_ent *offs_cficache_get(struct file *file, bool *retry);
 void offs_cficache_put(struct offs_ucfi_ent *e);
 const struct offs_cfi_table *
 offs_cficache_table(const struct offs_ucfi_ent *e, bool *pending);
+const struct offs_py_syms *offs_cficache_py(const struct offs_ucfi_ent *e);
 void offs_cficache_totals(unsigned int *ents, size_t *bytes, unsigned int *jobs);
 void offs_cficache_shrink(void);
 void offs_cficache_retry(void);

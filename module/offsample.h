@@ -27,7 +27,7 @@
 #ifndef OFFS_VERSION
 #define OFFS_VERSION		"0.0.0-unknown"
 #endif
-#define OFFS_FORMAT_VERSION	3
+#define OFFS_FORMAT_VERSION	4
 
 /* Reasons, in output order.  New reasons are appended. */
 enum offs_reason {
@@ -135,6 +135,13 @@ struct offs_sample {
 	unsigned long ufault;
 	bool utruncated;
 	bool upending;		/* a file's unwind table was not ready */
+	/*
+	 * CPython frames (pystack.c), copied while pinned when pyf is given
+	 * and the window holds an interpreter: innermost first, raw.
+	 */
+	struct offs_py_frame *pyf;	/* caller-provided, OFFS_MAX_DEPTH_LIMIT */
+	unsigned int pydepth;
+	bool pytruncated;
 	/*
 	 * Time pinned in the kernel unwind, the user walk (pin.c, added
 	 * up), read only when timed (one full capture in OFFS_FULL_TIME_EVERY).

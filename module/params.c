@@ -27,6 +27,7 @@
 #include "cgroup.h"
 #include "procfs.h"
 #include "sampler.h"
+#include "pystack.h"
 
 unsigned int offs_hz = 9;
 unsigned int offs_max_stacks = 8192;
@@ -36,6 +37,7 @@ bool offs_kthreads = true;
 unsigned int offs_key_fields;
 unsigned int offs_thread_cache = 65536;
 bool offs_user_stacks = true;
+bool offs_python_stacks = true;
 bool offs_blockers = true;
 bool offs_oncpu = true;
 unsigned int offs_critical_pct = 50;
@@ -60,14 +62,14 @@ static bool offs_live;
 /*
  * What one unit of max_stacks can pin at worst, as allocated: each
  * subsystem says what its part of one distinct stack costs (the table
- * with the generations readers may keep, a user stack, a path, a wait
- * object).
+ * with the generations readers may keep, a user stack, a path, a Python
+ * function's name, a wait object).
  */
 static u64 offs_stack_cost(void)
 {
 	return offs_table_unit_cost(OFFS_RETIRED_MAX) +
 	       offs_ustack_unit_cost() + offs_upath_unit_cost() +
-	       offs_wobj_unit_cost();
+	       offs_pyname_unit_cost() + offs_wobj_unit_cost();
 }
 
 static u64 offs_ram_bytes(void)
@@ -345,7 +347,7 @@ static int offs_set_enabled(const char *val, const struct kernel_param *kp)
 	return 0;
 }
 
-/* kthreads, user_stacks, blockers, kstack_cache, oncpu: captures change. */
+/* kthreads, user_stacks, python_stacks, blockers, kstack_cache, oncpu: captures change. */
 static int offs_set_bool(const char *val, const struct kernel_param *kp)
 {
 	bool v;
@@ -480,6 +482,8 @@ module_param_cb(key, &offs_key_ops, &offs_key_fields, 0644);
 MODULE_PARM_DESC(key, "Extra aggregation key fields: comma list of pid, tid, tname, wobj (default \"comm\")");
 module_param_cb(user_stacks, &offs_bool_ops, &offs_user_stacks, 0644);
 MODULE_PARM_DESC(user_stacks, "Walk user stacks with frame pointers and map them to files (default 1)");
+module_param_cb(python_stacks, &offs_bool_ops, &offs_python_stacks, 0644);
+MODULE_PARM_DESC(python_stacks, "Put CPython 3.11-3.13 frames in user stacks in place of the interpreter's (default 1; needs user_stacks and cfi_cache_mb)");
 module_param_cb(max_user_depth, &offs_range_ops, &offs_max_user_depth_range, 0644);
 MODULE_PARM_DESC(max_user_depth, "User frames kept per stack, 1..128 (default 32)");
 module_param_cb(max_retired, &offs_range_ops, &offs_max_retired_range, 0644);

@@ -18,6 +18,7 @@ extern bool offs_kthreads;
 extern unsigned int offs_key_fields;
 extern unsigned int offs_thread_cache;
 extern bool offs_user_stacks;
+extern bool offs_python_stacks;
 extern unsigned int offs_max_user_depth;
 extern unsigned int offs_max_retired;
 extern unsigned int offs_threads_rate;

@@ -36,6 +36,7 @@
 #include "unwind.h"
 #include "umm.h"
 #include "pin.h"
+#include "pystack.h"
 
 /* State letter of an off-CPU task; see docs/CLASSIFICATION.md. */
 static char offs_state_char(struct task_struct *t, unsigned int state,
@@ -105,6 +106,7 @@ void offs_user_walk(struct task_struct *t, struct offs_sample *s)
 		s->udepth = offs_umm_walk(s, s->uips, offs_max_udepth(),
 					  &s->utruncated, &s->ufault,
 					  &s->upending);
+		offs_pystack_walk(t, s);
 	} else {
 		/* 32-bit code: frames of 4-byte words, the leaf only. */
 		s->uips[0] = s->uip;
@@ -123,6 +125,7 @@ enum offs_pin offs_pin_capture(struct task_struct *t, struct offs_sample *s,
 
 	s->depth = 0;
 	s->udepth = 0;
+	s->pydepth = 0;
 	s->ufault = 0;
 	s->upending = false;
 	s->utruncated = false;

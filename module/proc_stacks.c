@@ -35,6 +35,7 @@
 #include "cgroup.h"
 #include "procfs.h"
 #include "symcache.h"
+#include "pystack.h"
 
 static void offs_seq_time(struct seq_file *m, const char *name, u64 ns)
 {
@@ -94,6 +95,15 @@ static void offs_seq_ustack(struct seq_file *m, const struct offs_ustack *us,
 		f = &us->frames[i];
 		if (i)
 			seq_putc(m, ';');
+		if (f->kind == OFFS_UF_PY) {
+			/* "[py]QUALNAME (FILE:LINE)", escaped like paths. */
+			seq_puts(m, "[py]");
+			offs_seq_path(m, f->py->s, f->py->qlen);
+			seq_puts(m, " (");
+			offs_seq_path(m, offs_pyname_file(f->py), f->py->flen);
+			seq_printf(m, ":%lu)", f->off);
+			continue;
+		}
 		if (f->kind == OFFS_UF_FILE)
 			offs_seq_path(m, f->path->path, f->path->len);
 		else
@@ -221,6 +231,8 @@ static void offs_header_files(struct offs_rec *rec, void *arg)
 	unsigned int i;
 
 	for (i = 0; rec->ustack && i < rec->ustack->depth; i++) {
+		if (rec->ustack->frames[i].kind != OFFS_UF_FILE)
+			continue;
 		up = rec->ustack->frames[i].path;
 		if (up && offs_ptrset_add(&p->files, up))
 			offs_seq_file_line(p->m, up);

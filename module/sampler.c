@@ -49,6 +49,7 @@
 #include "oncpu.h"
 #include "pin.h"
 #include "sampler.h"
+#include "upy.h"
 
 static struct task_struct *offs_sampler_task;
 static DECLARE_WAIT_QUEUE_HEAD(offs_sampler_wq);
@@ -63,6 +64,7 @@ static struct offs_rec **offs_fast_recs;	/* records with pending samples */
 static unsigned int offs_snap_cap;
 static unsigned long offs_ips[OFFS_MAX_DEPTH_LIMIT];
 static unsigned long offs_uips[OFFS_MAX_DEPTH_LIMIT];
+static struct offs_py_frame offs_pyf[OFFS_MAX_DEPTH_LIMIT];
 static char offs_wobj_buf[OFFS_WOBJ_MAX];
 
 #define OFFS_SNAP_MIN	1024U
@@ -324,6 +326,7 @@ static void offs_visit(unsigned int idx, unsigned int max_depth,
 	    !(READ_ONCE(t->flags) & OFFS_PF_USER_WORKERS)) {
 		s.umm = offs_uwin_enter(t);
 		s.uips = offs_uips;
+		s.pyf = offs_pyf;
 	}
 	t1 = s.timed ? local_clock() : 0;
 	/*

@@ -29,6 +29,7 @@
 #include "ustack.h"
 #include "sampler.h"
 #include "symcache.h"
+#include "pystack.h"
 
 struct offs_stats offs_stats;
 
@@ -159,6 +160,12 @@ int offs_stats_show(struct seq_file *m, void *v)
 	OFFS_SHOW_U64(cgroup_skipped);
 	OFFS_SHOW_U64(user_walks);
 	OFFS_SHOW_U64(user_frames);
+	OFFS_SHOW_U64(py_processes);
+	OFFS_SHOW_U64(py_frames);
+	OFFS_SHOW_U64(py_errors);
+	OFFS_SHOW_U64(py_names_cut);
+	OFFS_SHOW_U64(py_names_dropped);
+	OFFS_SHOW_U64(py_threads_over);
 	OFFS_SHOW_U64(user_faulted);
 	OFFS_SHOW_U64(user_cfi_frames);
 	OFFS_SHOW_U64(user_rule_memo_hits);
@@ -169,6 +176,7 @@ int offs_stats_show(struct seq_file *m, void *v)
 	OFFS_SHOW_U64(user_ns_total);
 	OFFS_SHOW_VALUE(user_stacks_unique, offs_ustack_count());
 	OFFS_SHOW_VALUE(user_paths_unique, offs_upath_count());
+	OFFS_SHOW_VALUE(py_names_unique, offs_pyname_count());
 	OFFS_SHOW_VALUE(cfi_cache_mb, READ_ONCE(offs_cfi_cache_mb));
 	OFFS_SHOW_VALUE(cfi_cache_mb_limit, offs_cfi_cache_limit());
 	OFFS_SHOW_VALUE(cfi_tables, cfi_ents);

@@ -57,6 +57,12 @@ struct offs_stats {
 	u64 cgroup_skipped;		/* threads outside the cgroup parameter */
 	u64 user_walks;
 	u64 user_frames;
+	u64 py_processes;		/* windows holding an interpreter */
+	u64 py_frames;			/* Python frames put in stacks */
+	u64 py_errors;			/* interpreter or frames unreadable */
+	u64 py_names_cut;		/* names longer than upy.h allows */
+	u64 py_names_dropped;		/* names not stored (bound, memory) */
+	u64 py_threads_over;		/* threads past OFFS_PYWIN_THREADS */
 	u64 user_faulted;		/* walks ended at a non-resident page */
 	u64 user_cfi_frames;		/* user frames found with CFI tables */
 	u64 user_rule_memo_hits;	/* their rules found in umm.c's memo */

@@ -265,7 +265,7 @@ static const struct offs_cfi_rule *offs_umm_rule(void *ctx, u64 pc)
  * docs/BENCHMARKS-tick.md, "User-walk experiments"): 20.5 / 18.8 us down
  * to 14.4 / 11.2 us.
  */
-static int offs_umm_read(void *ctx, u64 addr, void *buf, size_t len)
+int offs_umm_read(void *ctx, u64 addr, void *buf, size_t len)
 {
 	const u64 __user *p = (const u64 __user *)addr;
 	u64 *out = buf;
@@ -281,6 +281,36 @@ static int offs_umm_read(void *ctx, u64 addr, void *buf, size_t len)
 		err = __get_user(out[i], p + i);
 	pagefault_enable();
 	return err ? -EFAULT : 0;
+}
+
+/*
+ * The CPython interpreter among the current window's executable mappings
+ * (the first whose file's table says so, cficache.c), and its load bias
+ * (what to add to the file's virtual addresses), or NULL.  Sampler
+ * kthread, after offs_umm_map_code().
+ */
+const struct offs_py_syms *offs_umm_python(u64 *bias)
+{
+	const struct offs_cfi_table *t;
+	const struct offs_py_syms *py;
+	bool pending = false;
+	unsigned int i;
+	u64 va;
+
+	for (i = 0; i < offs_numaps; i++) {
+		if (!offs_umaps[i].ent)
+			continue;
+		py = offs_cficache_py(offs_umaps[i].ent);
+		if (!py)
+			continue;
+		t = offs_cficache_table(offs_umaps[i].ent, &pending);
+		if (!t || !offs_cfi_vaddr(t, offs_umap_off(i, offs_umaps[i].start),
+					  &va))
+			continue;
+		*bias = offs_umaps[i].start - va;
+		return py;
+	}
+	return NULL;
 }
 
 /*

@@ -26,12 +26,14 @@ enum offs_uframe_kind {
 	OFFS_UF_VDSO,		/* offset in the vDSO */
 	OFFS_UF_UNMAPPED,	/* no mapping at the address: address */
 	OFFS_UF_BUSY,		/* mmap lock busy, not translated: address */
+	OFFS_UF_PY,		/* a CPython frame (pystack.c): name, line */
 };
 
 /* Kinds whose offset is a raw user address (hidden from group= readers). */
 static inline bool offs_uframe_is_addr(unsigned long kind)
 {
-	return kind != OFFS_UF_FILE && kind != OFFS_UF_VDSO;
+	return kind != OFFS_UF_FILE && kind != OFFS_UF_VDSO &&
+	       kind != OFFS_UF_PY;
 }
 
 /*
@@ -46,10 +48,16 @@ struct offs_uframe_raw {
 	struct file *file;
 };
 
+struct offs_py_syms;
+
+/* Non-faulting read of the window's memory, whole words; any context. */
+int offs_umm_read(void *ctx, u64 addr, void *buf, size_t len);
+
 /* Sampler kthread only. */
 struct mm_struct *offs_umm_current(void);
 struct mm_struct *offs_umm_use(struct task_struct *t);
 void offs_umm_map_code(void);
+const struct offs_py_syms *offs_umm_python(u64 *bias);
 bool offs_umm_orphaned(void);
 void offs_umm_leave(void);
 unsigned int offs_umm_walk(const struct offs_sample *s, unsigned long *ips,

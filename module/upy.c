@@ -61,17 +61,19 @@ static int offs_py_check(const struct offs_py_src *src, unsigned int *steps)
 
 #define OFFS_PY_BLOCK		512
 
-/* Find the names in the string table at [off, off + size). */
+static_assert(sizeof("_PyEval_EvalFrameDefault") == OFFS_PY_NAME_LEN);
+static_assert(OFFS_PY_NAME_LEN < OFFS_PY_BLOCK);
+
+/* Find the names in the string table at [off, off + size); buf: scratch. */
 static int offs_py_scan_strtab(const struct offs_py_src *src, u64 off,
 			       u64 size, struct offs_py_strhits *h,
-			       unsigned int *steps)
+			       unsigned int *steps, u8 *buf)
 {
-	u8 buf[OFFS_PY_BLOCK];
 	u64 pos = 0;
 	int err;
 
 	while (pos < size) {
-		u64 len = min_t(u64, sizeof(buf), size - pos);
+		u64 len = min_t(u64, OFFS_PY_BLOCK, size - pos);
 		unsigned int i, k;
 
 		err = offs_py_check(src, steps);
@@ -123,6 +125,7 @@ static u64 offs_py_va_to_off(const struct offs_py_src *src,
 		if (va >= sh.sh_addr && va - sh.sh_addr < sh.sh_size &&
 		    sh.sh_size - (va - sh.sh_addr) >= len &&
 		    sh.sh_offset <= src->size &&
+		    src->size - sh.sh_offset >= len &&
 		    va - sh.sh_addr <= src->size - sh.sh_offset - len)
 			return sh.sh_offset + (va - sh.sh_addr);
 	}
@@ -131,9 +134,12 @@ static u64 offs_py_va_to_off(const struct offs_py_src *src,
 
 int offs_py_elf_scan(const struct offs_py_src *src, struct offs_py_syms *out)
 {
+	/* One block of scratch for both passes: this runs in a kworker. */
+	u64 buf[OFFS_PY_BLOCK / sizeof(u64)];
+	struct elf64_sym *syms = (struct elf64_sym *)buf;
+	const unsigned int nblk = OFFS_PY_BLOCK / sizeof(struct elf64_sym);
 	struct offs_py_strhits hits = { };
-	struct elf64_shdr sh, dynsym, dynstr;
-	struct elf64_sym syms[OFFS_PY_BLOCK / sizeof(struct elf64_sym)];
+	struct elf64_shdr dynsym, dynstr;
 	unsigned int i, steps = 0, found = 0;
 	struct elf64_hdr eh;
 	u64 nsyms, s, voff, version;
@@ -149,12 +155,12 @@ int offs_py_elf_scan(const struct offs_py_src *src, struct offs_py_syms *out)
 	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
 	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
 	    eh.e_ident[EI_DATA] != ELFDATA2LSB ||
-	    eh.e_shentsize != sizeof(sh) || !eh.e_shnum ||
+	    eh.e_shentsize != sizeof(dynsym) || !eh.e_shnum ||
 	    eh.e_shnum > OFFS_PY_MAX_SHNUM || eh.e_shoff > src->size ||
-	    src->size - eh.e_shoff < (u64)eh.e_shnum * sizeof(sh))
+	    src->size - eh.e_shoff < (u64)eh.e_shnum * sizeof(dynsym))
 		return -ENOENT;
 	for (i = 0; i < eh.e_shnum && !have_dynsym; i++) {
-		err = src->read(src->ctx, eh.e_shoff + (u64)i * sizeof(sh),
+		err = src->read(src->ctx, eh.e_shoff + (u64)i * sizeof(dynsym),
 				&dynsym, sizeof(dynsym));
 		if (err)
 			return err;
@@ -163,7 +169,7 @@ int offs_py_elf_scan(const struct offs_py_src *src, struct offs_py_syms *out)
 	if (!have_dynsym || dynsym.sh_link >= eh.e_shnum ||
 	    dynsym.sh_entsize != sizeof(struct elf64_sym))
 		return -ENOENT;
-	err = src->read(src->ctx, eh.e_shoff + (u64)dynsym.sh_link * sizeof(sh),
+	err = src->read(src->ctx, eh.e_shoff + (u64)dynsym.sh_link * sizeof(dynstr),
 			&dynstr, sizeof(dynstr));
 	if (err)
 		return err;
@@ -176,7 +182,7 @@ int offs_py_elf_scan(const struct offs_py_src *src, struct offs_py_syms *out)
 
 	/* Most files are not Python: one pass over .dynstr tells. */
 	err = offs_py_scan_strtab(src, dynstr.sh_offset, dynstr.sh_size, &hits,
-				  &steps);
+				  &steps, (u8 *)buf);
 	if (err)
 		return err;
 	for (i = 0; i < OFFS_PY_NSYMS; i++)
@@ -186,8 +192,8 @@ int offs_py_elf_scan(const struct offs_py_src *src, struct offs_py_syms *out)
 	nsyms = dynsym.sh_size / sizeof(struct elf64_sym);
 	if (nsyms > OFFS_PY_MAX_DYNSYM)
 		return -ENOENT;
-	for (s = 0; s < nsyms; s += ARRAY_SIZE(syms)) {
-		u64 n = min_t(u64, ARRAY_SIZE(syms), nsyms - s);
+	for (s = 0; s < nsyms; s += nblk) {
+		u64 n = min_t(u64, nblk, nsyms - s);
 
 		err = offs_py_check(src, &steps);
 		if (!err)
@@ -299,10 +305,11 @@ static bool offs_py_dbg_off(const u64 *dbg, unsigned int w, unsigned int sz,
 
 static int offs_py_layout_313(struct offs_py_layout *l, const u64 *dbg)
 {
-	static const char cookie[8] = "xdebugpy";
+	/* "xdebugpy", as a little-endian word. */
+	const u64 cookie = 0x7970677562656478ULL;
 	u16 ascii;
 
-	if (!dbg || memcmp(&dbg[OFFS_PYD_COOKIE], cookie, sizeof(cookie)) ||
+	if (!dbg || dbg[OFFS_PYD_COOKIE] != cookie ||
 	    dbg[OFFS_PYD_VERSION] != l->version ||
 	    dbg[OFFS_PYD_FREE_THREADED])
 		return -EINVAL;
@@ -375,17 +382,21 @@ int offs_py_layout_init(struct offs_py_layout *l, u32 version, const u64 *dbg)
 	l->version = version;
 	if (err)
 		return err;
-	/* What the walk reads in one go must lie in its block. */
+	/*
+	 * What the walk reads in one go must lie in its block; a code
+	 * object's fields before its instructions (offs_py_code() reads up
+	 * to them, and 3.13's offsets come from the process).
+	 */
 	if (l->fr_code + 8 > OFFS_PY_FRAME_READ ||
 	    l->fr_previous + 8 > OFFS_PY_FRAME_READ ||
 	    l->fr_instr + 8 > OFFS_PY_FRAME_READ ||
 	    l->fr_owner >= OFFS_PY_FRAME_READ ||
-	    l->co_code > OFFS_PY_CODE_READ ||
-	    l->co_filename + 8 > OFFS_PY_CODE_READ ||
-	    l->co_qualname + 8 > OFFS_PY_CODE_READ ||
-	    l->co_linetable + 8 > OFFS_PY_CODE_READ ||
-	    l->co_firstlineno + 4 > OFFS_PY_CODE_READ ||
-	    l->co_firsttraceable + 4 > OFFS_PY_CODE_READ)
+	    l->co_code > OFFS_PY_CODE_READ || l->co_code < 16 ||
+	    l->co_filename + 8 > l->co_code ||
+	    l->co_qualname + 8 > l->co_code ||
+	    l->co_linetable + 8 > l->co_code ||
+	    l->co_firstlineno + 4 > l->co_code ||
+	    l->co_firsttraceable + 4 > l->co_code)
 		return -EINVAL;
 	return 0;
 }
@@ -417,8 +428,9 @@ static u8 offs_py_get8(const u64 *blk, unsigned int off)
 	return ((const u8 *)blk)[off];
 }
 
-int offs_py_tstate(const struct offs_py_mem *m, const struct offs_py_layout *l,
-		   u64 runtime, u32 tid, u64 *ts)
+int offs_py_threads(const struct offs_py_mem *m, const struct offs_py_layout *l,
+		    u64 runtime,
+		    bool (*fn)(void *arg, u64 tid, u64 ts), void *arg)
 {
 	unsigned int i, seen = 0;
 	u64 interp, t, ntid;
@@ -431,10 +443,8 @@ int offs_py_tstate(const struct offs_py_mem *m, const struct offs_py_layout *l,
 			if (++seen > OFFS_PY_MAX_THREADS)
 				return -ELOOP;
 			err = offs_py_word(m, t + l->ts_native_tid, &ntid);
-			if (!err && ntid == tid) {
-				*ts = t;
+			if (!err && fn(arg, ntid, t))
 				return 0;
-			}
 			if (!err)
 				err = offs_py_word(m, t + l->ts_next, &t);
 		}
@@ -443,7 +453,38 @@ int offs_py_tstate(const struct offs_py_mem *m, const struct offs_py_layout *l,
 	}
 	if (err)
 		return -EFAULT;
-	return interp ? -ELOOP : -ENOENT;
+	return interp ? -ELOOP : 0;
+}
+
+struct offs_py_find {
+	u64 tid;
+	u64 ts;
+	bool found;
+};
+
+static bool offs_py_find_fn(void *arg, u64 tid, u64 ts)
+{
+	struct offs_py_find *f = arg;
+
+	if (tid != f->tid)
+		return false;
+	f->ts = ts;
+	f->found = true;
+	return true;
+}
+
+int offs_py_tstate(const struct offs_py_mem *m, const struct offs_py_layout *l,
+		   u64 runtime, u32 tid, u64 *ts)
+{
+	struct offs_py_find f = { .tid = tid };
+	int err = offs_py_threads(m, l, runtime, offs_py_find_fn, &f);
+
+	if (err)
+		return err;
+	if (!f.found)
+		return -ENOENT;
+	*ts = f.ts;
+	return 0;
 }
 
 unsigned int offs_py_walk(const struct offs_py_mem *m,
@@ -464,10 +505,11 @@ unsigned int offs_py_walk(const struct offs_py_mem *m,
 	 * frames are left out, but never two in a row.  A loop in the
 	 * chain ends at the bound, as a truncated stack.
 	 */
+	max = min_t(unsigned int, max, OFFS_PY_MAX_WALK);
 	while (!*err && frame) {
 		u8 owner;
 
-		if (n == max || ++steps > 2 * max + 2) {
+		if (++steps > 2 * max + 2) {
 			*truncated = true;
 			break;
 		}
@@ -475,18 +517,23 @@ unsigned int offs_py_walk(const struct offs_py_mem *m,
 		if (*err)
 			break;
 		owner = offs_py_get8(blk, l->fr_owner);
+		frame = offs_py_get64(blk, l->fr_previous);
 		if (l->version >> 16 >= 0x030c && owner == OFFS_PY_OWNER_CSTACK) {
 			if (n)
 				f[n - 1].last = 1;
-		} else {
-			f[n].code = offs_py_get64(blk, l->fr_code);
-			f[n].instr = offs_py_get64(blk, l->fr_instr);
-			f[n].owner = owner;
-			f[n].last = l->fr_is_entry >= 0 &&
-				    offs_py_get8(blk, l->fr_is_entry);
-			n++;
+			continue;
 		}
-		frame = offs_py_get64(blk, l->fr_previous);
+		if (n == max) {
+			/* One more frame was read for the mark of the last. */
+			*truncated = true;
+			break;
+		}
+		f[n].code = offs_py_get64(blk, l->fr_code);
+		f[n].instr = offs_py_get64(blk, l->fr_instr);
+		f[n].owner = owner;
+		f[n].last = l->fr_is_entry >= 0 &&
+			    offs_py_get8(blk, l->fr_is_entry);
+		n++;
 	}
 	if (*err)
 		*err = -EFAULT;
@@ -734,10 +781,12 @@ int offs_py_code(const struct offs_py_mem *m, const struct offs_py_layout *l,
 	out->qualname[0] = '\0';
 	out->file[0] = '\0';
 	out->line = 0;
+	out->firstlineno = 0;
 	out->truncated = false;
 	out->no_line = false;
 	if (!f->code)
 		return -ENOENT;
+	memset(blk, 0, sizeof(blk));
 	err = m->read(m->ctx, f->code, blk, round_up(l->co_code, 8));
 	if (err)
 		return -EFAULT;

@@ -23,9 +23,10 @@
  *
  * Everything read in steps 2 and 3 belongs to the process and may be
  * forged: every pointer is checked by the read (a fault is an error),
- * every count and length is bounded here, object types are compared
- * with the interpreter's own type objects, and no loop runs longer than
- * its bound.  Nothing here allocates or sleeps.
+ * every count and length is bounded here, code objects and strings are
+ * compared with the interpreter's own type objects (the location table
+ * is only bounded), and no loop runs longer than its bound.  Nothing
+ * here allocates or sleeps.
  */
 #ifndef OFFS_UPY_H
 #define OFFS_UPY_H
@@ -46,9 +47,9 @@ struct offs_py_syms {
 /*
  * The file is read like ucfi.h's offs_cfi_src: read(ctx, off, buf, len)
  * fills buf with len bytes at file offset off, 0 or a negative errno;
- * check(check_ctx), if set, is called every OFFS_PY_CHECK_EVERY
- * symbols or string-table blocks, may sleep, and ends the scan with its
- * error.
+ * check(check_ctx), if set, is called every OFFS_PY_CHECK_EVERY blocks
+ * read (512 bytes of strings, or 21 symbols), may sleep, and ends the
+ * scan with its error.
  */
 struct offs_py_src {
 	int (*read)(void *ctx, u64 off, void *buf, size_t len);
@@ -119,6 +120,7 @@ struct offs_py_mem {
 /* Bounds of one process's lists and of one thread's chain. */
 #define OFFS_PY_MAX_INTERPS	64
 #define OFFS_PY_MAX_THREADS	8192
+#define OFFS_PY_MAX_WALK	1024	/* frames of one walk (max) */
 
 /*
  * The PyThreadState whose native_thread_id is tid (as the process's pid
@@ -128,6 +130,15 @@ struct offs_py_mem {
  */
 int offs_py_tstate(const struct offs_py_mem *m, const struct offs_py_layout *l,
 		   u64 runtime, u32 tid, u64 *ts);
+
+/*
+ * Call fn(arg, native thread id, thread state) for every thread state of
+ * every interpreter, until it returns true: 0, -EFAULT or -ELOOP as
+ * above (fn may have been called for some).
+ */
+int offs_py_threads(const struct offs_py_mem *m, const struct offs_py_layout *l,
+		    u64 runtime,
+		    bool (*fn)(void *arg, u64 tid, u64 ts), void *arg);
 
 /* One frame as the walk found it. */
 struct offs_py_frame {
@@ -152,8 +163,12 @@ unsigned int offs_py_walk(const struct offs_py_mem *m,
 /* Names longer than these are cut (truncated set). */
 #define OFFS_PY_NAME_MAX	256
 #define OFFS_PY_FILE_MAX	512
-/* Bytes of one location table read for a line; more: line 0. */
-#define OFFS_PY_MAX_LINETABLE	(64U << 10)
+/*
+ * Bytes of one location table read for a line; more: line 0 (no_line).
+ * About two bytes per instruction: a function of several thousand
+ * lines.  Bounds the reads for one frame at 260 blocks of 64 bytes.
+ */
+#define OFFS_PY_MAX_LINETABLE	(16U << 10)
 
 struct offs_py_code {
 	char qualname[OFFS_PY_NAME_MAX];	/* UTF-8, NUL-terminated */

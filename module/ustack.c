@@ -32,6 +32,7 @@
 #include "stats.h"
 #include "table.h"
 #include "ustack.h"
+#include "pystack.h"
 
 #define OFFS_UBUCKETS		4096
 
@@ -45,6 +46,22 @@ static_assert(offsetof(struct offs_ustack, base) == 0);
 
 /* ---- interned stacks (offs_table_lock held) ---- */
 
+/* A frame's reference: a file's path or a Python function's name. */
+static void offs_uframe_ref(const struct offs_uframe *f, bool get)
+{
+	if (f->kind == OFFS_UF_FILE && f->path) {
+		if (get)
+			offs_upath_get(f->path);
+		else
+			offs_upath_put(f->path);
+	} else if (f->kind == OFFS_UF_PY && f->py) {
+		if (get)
+			offs_pyname_get(f->py);
+		else
+			offs_pyname_put(f->py);
+	}
+}
+
 void offs_ustack_get(struct offs_ustack *us)
 {
 	offs_interned_get(&us->base);
@@ -57,8 +74,7 @@ void offs_ustack_put(struct offs_ustack *us)
 	if (!offs_interned_unref(&us->base))
 		return;
 	for (i = 0; i < us->depth; i++)
-		if (us->frames[i].path)
-			offs_upath_put(us->frames[i].path);
+		offs_uframe_ref(&us->frames[i], false);
 	offs_istore_free(&offs_ustacks, &us->base,
 			 offs_ustack_size(us->depth));
 }
@@ -105,14 +121,20 @@ static struct offs_ustack *offs_ustack_intern(const struct offs_uframe *f,
 	us->truncated = truncated;
 	memcpy(us->frames, f, bytes);
 	for (i = 0; i < depth; i++)
-		if (f[i].path)
-			offs_upath_get(f[i].path);
+		offs_uframe_ref(&f[i], true);
 	offs_istore_add(&offs_ustacks, &us->base, hash,
 			offs_ustack_size(depth));
 	return us;
 }
 
 /* ---- capture (sampler kthread only) ---- */
+
+/* Frames of a merged stack: native and Python ones together. */
+static unsigned int offs_max_udepth_py(void)
+{
+	return clamp(READ_ONCE(offs_max_user_depth), 1U,
+		     (unsigned int)OFFS_MAX_DEPTH_LIMIT);
+}
 
 static struct offs_uframe_raw offs_uraw[OFFS_MAX_DEPTH_LIMIT];
 static struct offs_uframe offs_uframes[OFFS_MAX_DEPTH_LIMIT];
@@ -170,6 +192,7 @@ static void offs_ustack_memo_clear(void)
 /* Leave the window; sleeps (offs_table_lock, fput()). */
 void offs_uwin_end(void)
 {
+	offs_pywin_leave();
 	offs_umm_leave();
 	/*
 	 * Last: both take offs_table_lock, which a reader may hold for a
@@ -210,8 +233,10 @@ struct mm_struct *offs_uwin_enter(struct task_struct *t)
 {
 	struct mm_struct *mm = offs_uwin_enter_data(t);
 
-	if (mm)
+	if (mm) {
 		offs_umm_map_code();
+		offs_pywin_enter(mm);
+	}
 	return mm;
 }
 
@@ -221,8 +246,11 @@ static struct offs_usmemo *offs_usmemo_slot(const struct offs_sample *s,
 {
 	unsigned int n = s->udepth;
 
-	/* A walk that ended at a fault is looked at under the mmap lock. */
-	if (s->ufault || s->upending || n > OFFS_USMEMO_DEPTH)
+	/*
+	 * A walk that ended at a fault is looked at under the mmap lock; the
+	 * same native frames may run other Python frames.
+	 */
+	if (s->ufault || s->upending || s->pydepth || n > OFFS_USMEMO_DEPTH)
 		return NULL;
 	*hash = jhash(s->uips, n * sizeof(*s->uips), n | s->utruncated << 16);
 	return &offs_usmemo[*hash % OFFS_USMEMO_SLOTS];
@@ -291,7 +319,7 @@ static bool offs_ustack_resolve(unsigned int n)
  */
 struct offs_ustack *offs_ustack_capture(struct offs_sample *s)
 {
-	bool faulted = false, whole = true, in_maps = false;
+	bool faulted = false, whole = true, in_maps = false, truncated = false;
 	u64 t0 = s->timed ? local_clock() : 0;
 	unsigned int i, n = s->udepth;
 	struct offs_usmemo *memo;
@@ -332,13 +360,19 @@ struct offs_ustack *offs_ustack_capture(struct offs_sample *s)
 	}
 	if (faulted)
 		OFFS_STAT_ADD(user_faulted, 1);
+	/* Python frames: named before the lock (reads of the process). */
+	if (s->pydepth)
+		offs_pystack_name(s);
 
 	mutex_lock(&offs_table_lock);
-	us = n ? offs_ustack_intern(offs_uframes, n, false, s->utruncated) :
+	if (s->pydepth)
+		n = offs_pystack_merge(s, offs_uframes, s->uips, n,
+				       offs_max_udepth_py(), &truncated);
+	us = n ? offs_ustack_intern(offs_uframes, n, false,
+				    s->utruncated || truncated) :
 		 NULL;
 	for (i = 0; i < n; i++)
-		if (offs_uframes[i].path)
-			offs_upath_put(offs_uframes[i].path);
+		offs_uframe_ref(&offs_uframes[i], false);
 	if (memo && us && in_maps && whole && !faulted)
 		offs_usmemo_keep(memo, s, hash, us);
 	mutex_unlock(&offs_table_lock);
@@ -359,5 +393,6 @@ out:
 void offs_ustack_exit(void)
 {
 	WARN_ON(offs_usmemo_used);
-	WARN_ON(offs_ustack_count() || offs_upath_count());
+	WARN_ON(offs_ustack_count() || offs_upath_count() ||
+		offs_pyname_count());
 }

@@ -19,9 +19,14 @@
 #include "umm.h"
 #include "upath.h"
 
+struct offs_pyname;
+
 struct offs_uframe {
-	struct offs_upath *path;	/* OFFS_UF_FILE only, reference held */
-	unsigned long off;
+	union {
+		struct offs_upath *path;  /* OFFS_UF_FILE: reference held */
+		struct offs_pyname *py;	  /* OFFS_UF_PY: reference held */
+	};
+	unsigned long off;		/* OFFS_UF_PY: the line */
 	unsigned long kind;
 };
 

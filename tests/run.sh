@@ -75,9 +75,9 @@ fail_step() {	# a set-up step failed: count it and keep going where possible
 source tests/lib/guest-share.bash
 
 echo "== dependencies"
-groups="build test"
+groups="build test python"
 [ $mode != host ] && groups="$groups vm"
-[ $mode != guest ] && groups="$groups browser metrics otelcol python"
+[ $mode != guest ] && groups="$groups browser metrics otelcol"
 # shellcheck disable=SC2086
 tests/lib/deps.sh $groups || fail_step "installing dependencies"
 hash -r

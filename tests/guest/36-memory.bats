@@ -167,9 +167,9 @@ wait_readers() {
 
 @test "what a reader's drains allocate is charged to the reader's memory cgroup" {
 	local cg=/sys/fs/cgroup/osw-memcg delta
-	# 9000 rounds up to 16384 buckets: 128 KiB of hash table per new
+	# 8200 rounds up to 16384 buckets: 128 KiB of hash table per new
 	# generation (and stays below max_stacks_limit on a 2 GiB guest).
-	offs_load hz=19 max_stacks=9000
+	offs_load hz=19 max_stacks=8200
 	grep -qw memory /sys/fs/cgroup/cgroup.subtree_control ||
 		echo +memory > /sys/fs/cgroup/cgroup.subtree_control
 	mkdir -p $cg

@@ -126,7 +126,8 @@ received() {
 @test "otlp --send: the collector decodes every sample of every fixture, and folds them as offsample collapse does" {
 	local f n=0
 	for f in "$SFIX"/workload-drain-6.1.0.txt "$SFIX"/workload-drain-v2-6.12.117.txt \
-		"$SFIX"/oncpu-crit-v3-6.12.117.txt "$SFIX"/blockers-drain-6.12.117.txt "$SMALL" "$V2S" "$V2"; do
+		"$SFIX"/oncpu-crit-v3-6.12.117.txt "$SFIX"/blockers-drain-6.12.117.txt "$SMALL" "$V2S" "$V2" \
+		"$SFIX"/python-drain-v4-6.1.0.txt; do
 		run --separate-stderr "$OFFS" otlp --send --endpoint "$URL" "$f"
 		assert_success
 		assert_equal "$stderr" ""

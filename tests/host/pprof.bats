@@ -152,3 +152,21 @@ stacks() {
 	run -0 "$OFFS" pprof --help
 	assert_output --partial "Usage: offsample pprof"
 }
+
+@test "pprof: Python frames (format v4) are functions with their source file and line, read back by go tool pprof" {
+	local f=$SFIX/python-drain-v4-6.1.0.txt
+	run -0 "$OFFS" pprof -o "$T/py.pb.gz" "$f"
+	run -0 "$GO" tool pprof -raw "$T/py.pb.gz"
+	# A location per Python frame, no address, the file and line of the
+	# recording (go tool pprof -raw prints "ID: 0x0 NAME FILE:LINE s=0").
+	assert_output --regexp ': 0x0 hold_lock /[^ ]*/tests/workload/offsample-pywait\.py:34 '
+	assert_output --regexp ': 0x0 Thread\.run /usr/lib/python3\.11/threading\.py:975 '
+	assert_output --regexp ': 0x0 Sleeper\.nap /[^ ]*/offsample-pywait\.py:[0-9]+ '
+	# The stack keeps its order: hold_lock called from Thread.run.
+	run -0 "$GO" tool pprof -traces "$T/py.pb.gz"
+	assert_output --regexp 'hold_lock
+( +[^ ].*
+)* +Thread\.run
+ +Thread\._bootstrap_inner
+ +Thread\._bootstrap'
+}

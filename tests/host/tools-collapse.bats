@@ -407,3 +407,14 @@ EOF
 	run -0 grep -c 'data-n="osw-mutex"' "$T/t.svg"
 	run -0 grep -c 'data-n="lock"' "$T/t.svg"
 }
+
+@test "collapse: Python frames (format v4) as QUALNAME (FILE:LINE), --dso keeps the path; report likewise" {
+	local f=$SFIX/python-drain-v4-6.1.0.txt
+	run -0 "$SCO" "$f"
+	assert_line --regexp '^lock;python3\.11;.*;Thread\._bootstrap \(threading\.py:995\);Thread\._bootstrap_inner \(threading\.py:1038\);Thread\.run \(threading\.py:975\);python3\.11\+0x15c9d1;hold_lock \(offsample-pywait\.py:34\);.*futex_wait'
+	refute_output --partial '[py]'
+	run -0 "$SCO" --dso "$f"
+	assert_output --partial ';hold_lock (/work/main/tests/workload/offsample-pywait.py:34);'
+	run -0 "$OFFS" report "$f"
+	assert_output --partial 'hold_lock (offsample-pywait.py:34)'
+}

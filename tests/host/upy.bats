@@ -15,6 +15,8 @@ bats_require_minimum_version 1.5.0
 load '/usr/lib/bats/bats-support/load'
 load '/usr/lib/bats/bats-assert/load'
 
+source "$BATS_TEST_DIRNAME/../lib/python.bash"
+
 setup_file() {
 	ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
 	U=$BATS_FILE_TMPDIR
@@ -23,40 +25,19 @@ setup_file() {
 	$cc -o "$U/py-fuzz" "$ROOT/tests/upy/py-fuzz.c"
 	PYSPY=$ROOT/build/deps/pyspy/bin/py-spy
 	[ -x "$PYSPY" ] || "$ROOT/tests/lib/deps.sh" python
-	export ROOT U PYSPY
+	TOP=$ROOT
+	export ROOT U PYSPY TOP
 }
 
 teardown() {
 	[ -z "${TPID:-}" ] || kill "$TPID" 2>/dev/null || :
 }
 
-# interp LABEL: the interpreter's path: "debian" is /usr/bin/python3.11,
-# "3.X" the newest pyenv build of 3.X (pyenv's root, $PYENV_ROOT or
-# ~/.pyenv); the test is skipped when there is none.
-interp() {
-	local root p
-	if [ "$1" = debian ]; then
-		p=/usr/bin/python3.11
-	else
-		root=$(pyenv root 2>/dev/null || echo "${PYENV_ROOT:-$HOME/.pyenv}")
-		p=$(ls -d "$root"/versions/"$1".*/bin/python"$1" 2>/dev/null | sort -V | tail -n1)
-	fi
-	[ -n "$p" ] && [ -x "$p" ] || skip "no CPython $1 on this machine"
-	echo "$p"
-}
+interp() { py_interp "$@"; }
 
 # start PYTHON [ARGS]: the workload, up to its "ready"; sets TPID.
 start() {
-	local py=$1 i
-	shift
-	"$py" "$ROOT/tests/workload/offsample-pywait.py" "$@" > "$U/ready" 2>&1 &
-	TPID=$!
-	for i in $(seq 100); do
-		grep -q ready "$U/ready" && return 0
-		sleep 0.1
-	done
-	cat "$U/ready"
-	return 1
+	py_start "$U/ready" "$@" && TPID=$PY_PID
 }
 
 # The library or executable holding the interpreter (its _PyRuntime).

@@ -48,7 +48,12 @@ for my $f (@ARGV) {
 							my $file = $s->($m, 'filename') // '';
 							my $fn = @{$l->{lines} // []} ? $d->{functionTable}[$l->{lines}[0]{functionIndex} // 0] : undef;
 							my $name = $fn ? $s->($fn, 'name') : undef;
-							if (!defined $name || $name eq '') {
+							my $ft = $attrs->($l->{attributeIndices})->{'profile.frame.type'} // '';
+							if ($ft eq 'cpython' && defined $name) {
+								# A Python function, as collapse shows it.
+								(my $src = $s->($fn, 'filename') // '') =~ s{.*/}{};
+								$name .= sprintf(' (%s:%s)', $src, $l->{lines}[0]{line} // 0);
+							} elsif (!defined $name || $name eq '') {
 								(my $base = $file) =~ s{.*/}{};
 								$name = sprintf('%s+0x%x', $base, $l->{address} // 0);
 							} elsif ($file =~ /^\[(?!kernel\.kallsyms\]|jit\])/) {

@@ -1,14 +1,16 @@
 # SPDX-License-Identifier: GPL-2.0
 """A Python program whose threads wait the ways services do (issue 44).
 
-    python3 offsample-pywait.py [--depth N]
+    python3 offsample-pywait.py [--depth N] [--churn]
 
 Threads, each named after its function: hold_lock (threading.Lock),
 wait_queue (queue.Queue.get), serve (socket accept), spin (a CPU loop),
 recurse (N nested calls, then a sleep), via_c (a function that map(),
 C code, calls: a second C-level evaluation); the main thread sleeps in
-Sleeper.nap.  Prints "ready" when every thread is at its wait, then runs
-until killed.
+Sleeper.nap.  With --churn, one more thread, churn, starts short-lived
+threads (short_life: a 2 ms sleep) one after another, so that threads
+exit while they are sampled.  Prints "ready" when every thread is at its
+wait, then runs until killed.
 """
 import queue
 import socket
@@ -65,8 +67,24 @@ def via_c(ev):
     list(map(wait_event, [ev]))
 
 
+def short_life():
+    time.sleep(0.002)
+
+
+def churn():
+    started.wait()
+    while True:
+        t = threading.Thread(target=short_life, name="short_life")
+        t.start()
+        t.join()
+
+
 def main():
-    depth = int(sys.argv[2]) if len(sys.argv) > 2 and sys.argv[1] == "--depth" else 5
+    args = sys.argv[1:]
+    depth = int(args[args.index("--depth") + 1]) if "--depth" in args else 5
+    extra = [(churn, ())] if "--churn" in args else []
+    global started
+    started = threading.Barrier(7 + len(extra))
     lk = threading.Lock()
     lk.acquire()
     q = queue.Queue()
@@ -75,7 +93,7 @@ def main():
     s.listen()
     for fn, args in ((hold_lock, (lk,)), (wait_queue, (q,)), (serve, (s,)),
                      (spin, ()), (recurse, (depth,)),
-                     (via_c, (threading.Event(),))):
+                     (via_c, (threading.Event(),))) + tuple(extra):
         threading.Thread(target=fn, args=args, name=fn.__name__,
                          daemon=True).start()
     Sleeper().nap()

@@ -97,10 +97,15 @@ sub kernel_frame {
 #           file, no address
 #   jit:    "[anon]+0xADDR" that the symbolizer named from a JIT map:
 #           file "[jit]", the address, the function
+#   python: "[py]QUALNAME (FILE:LINE)" (module 0.7, format v4): function
+#           QUALNAME of source file FILE, at line LINE (key line)
 #   pseudo: anything else ([truncated], [anon]+0x..., [busy]+0x...): a
 #           function of that name (without the address of [...] frames)
 sub user_frame {
 	my ($raw, $named, $plain) = @_;
+	if ($raw =~ /^\[py\](.*?) \((.*):(\d+)\)\z/s) {
+		return { kind => 'python', file => $2, addr => 0, name => $1, line => $3 };
+	}
 	if ($raw =~ m{^(/.*?)\+0x([0-9a-fA-F]+)(?: \(\w+\))?\z}) {
 		my %f = (kind => 'file', file => $1, addr => hex $2);
 		# With PLAIN, the path again with the symbolizer's mark

@@ -316,6 +316,8 @@ sub kfunc {
 # "func (libc.so.6)"; others (not named, replaced, [anon]+0x...) unchanged.
 sub ufunc {
 	my ($f, $offsets) = @_;
+	# A Python function: "[py]QUAL (/dir/FILE:LINE)" -> "QUAL (FILE:LINE)".
+	return "$1 ($2)" if $f =~ m{^\[py\](.*?) \((?:.*/)?([^/]*:\d+)\)\z}s;
 	return $f if $offsets || $f =~ m{^/};
 	$f =~ s/^(.+?)\+0x[0-9a-fA-F]+( \([^()]*\))\z/$1$2/s;
 	return $f;

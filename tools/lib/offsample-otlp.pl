@@ -99,6 +99,8 @@ sub user_loc {
 	my $bid = $f->{kind} eq 'file' ? build_id($nrec, $f->{file}) : '';
 	$_ = unesc($_) for grep { defined } @$f{qw(name file)};
 	return location_ix(0, 0, function_ix($f->{name}, ''), undef) if $f->{kind} eq 'pseudo';
+	return location_ix(0, 0, function_ix($f->{name}, $f->{file}), 'cpython', $f->{line})
+		if $f->{kind} eq 'python';
 	my $fn = defined $f->{name} ? function_ix($f->{name}, $f->{file}) : 0;
 	return location_ix(mapping_ix($f->{file}, $bid), $f->{addr}, $fn, $f->{kind} eq 'jit' ? undef : 'native');
 }
@@ -234,6 +236,8 @@ for my $rk (@res_order) {
 # dictionary is written.
 my $FT_KERNEL = attr('profile.frame.type', 's', 'kernel');
 my $FT_NATIVE = attr('profile.frame.type', 's', 'native');
+my $FT_CPYTHON = attr('profile.frame.type', 's', 'cpython');
+my %FT = (kernel => $FT_KERNEL, native => $FT_NATIVE, cpython => $FT_CPYTHON);
 str($_) for 'off_cpu', 'cpu', 'nanoseconds', 'wall', 'profile.frame.type', 'kernel', 'native';
 str($_->[0]) for @attrs[1 .. $#attrs];
 str($_->[0]) for @mappings[1 .. $#mappings];
@@ -266,13 +270,13 @@ sub request_pb {
 	my $d = '';
 	$d .= f_bytes(1, @$_ ? f_int(4, str($_->[0])) . (@{$_->[1]} ? f_packed(5, @{$_->[1]}) : '') : '') for @mappings;
 	for (@locations) {
-		my ($m, $addr, $f, $type) = @$_;
+		my ($m, $addr, $f, $type, $line) = @$_;
 		my $l = '';
 		if (@$_) {
 			$l .= f_int(1, $m) if $m;
 			$l .= f_int(2, $addr) if $addr;
-			$l .= f_bytes(3, f_int(1, $f)) if $f;
-			$l .= f_packed(4, $type eq 'kernel' ? $FT_KERNEL : $FT_NATIVE) if defined $type;
+			$l .= f_bytes(3, f_int(1, $f) . ($line ? f_int(2, $line) : '')) if $f;
+			$l .= f_packed(4, $FT{$type}) if defined $type;
 		}
 		$d .= f_bytes(2, $l);
 	}
@@ -321,9 +325,9 @@ sub request_json {
 	}
 	my $dict = obj(
 		mappingTable => arr(map { @$_ ? obj(filenameStrindex => str($_->[0]), attributeIndices => @{$_->[1]} ? arr(@{$_->[1]}) : undef) : '{}' } @mappings),
-		locationTable => arr(map { my ($m, $a, $f, $t) = @$_; @$_ ? obj(mappingIndex => $m || undef, address => $a ? qq("$a") : undef,
-			lines => $f ? arr(obj(functionIndex => $f)) : undef,
-			attributeIndices => defined $t ? arr($t eq 'kernel' ? $FT_KERNEL : $FT_NATIVE) : undef) : '{}' } @locations),
+		locationTable => arr(map { my ($m, $a, $f, $t, $ln) = @$_; @$_ ? obj(mappingIndex => $m || undef, address => $a ? qq("$a") : undef,
+			lines => $f ? arr(obj(functionIndex => $f, line => $ln ? qq("$ln") : undef)) : undef,
+			attributeIndices => defined $t ? arr($FT{$t}) : undef) : '{}' } @locations),
 		functionTable => arr(map { @$_ ? obj(nameStrindex => str($_->[0]), systemNameStrindex => str($_->[0]),
 			filenameStrindex => $_->[1] ne '' ? str($_->[1]) : undef) : '{}' } @functions),
 		linkTable => '[{}]',

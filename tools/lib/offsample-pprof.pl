@@ -66,11 +66,12 @@ sub function_id {
 		scalar @functions;
 	};
 }
-# location_id(KEY, MAPPING_ID, ADDRESS, FUNCTION_ID): one per distinct frame.
+# location_id(KEY, MAPPING_ID, ADDRESS, FUNCTION_ID[, LINE]): one per
+# distinct frame.
 sub location_id {
-	my ($key, $m, $addr, $fn) = @_;
+	my ($key, $m, $addr, $fn, $line) = @_;
 	return $location{$key} //= do {
-		push @locations, [$m, $addr, $fn];
+		push @locations, [$m, $addr, $fn, $line];
 		scalar @locations;
 	};
 }
@@ -97,6 +98,9 @@ sub user_location {
 		if $f->{kind} eq 'named';
 	return location_id("j\0$raw\0$f->{name}", mapping_id($f->{file}), $f->{addr}, function_id($f->{name}, $f->{file}))
 		if $f->{kind} eq 'jit';
+	# A Python function: no mapping, its source file and line.
+	return location_id("y\0$raw", 0, 0, function_id($f->{name}, $f->{file}), $f->{line})
+		if $f->{kind} eq 'python';
 	return location_id("p\0$f->{name}", 0, 0, function_id($f->{name}, ''));
 }
 
@@ -164,11 +168,11 @@ for my $i (0 .. $#mappings) {
 		. f_int(5, str($file)) . ($bid ne '' ? f_int(6, str($bid)) : '') . f_int(7, $kernel));
 }
 for my $i (0 .. $#locations) {
-	my ($m, $addr, $fn) = @{$locations[$i]};
+	my ($m, $addr, $fn, $line) = @{$locations[$i]};
 	my $l = f_int(1, $i + 1);
 	$l .= f_int(2, $m) if $m;
 	$l .= f_int(3, $addr) if $addr;
-	$l .= f_bytes(4, f_int(1, $fn)) if $fn;
+	$l .= f_bytes(4, f_int(1, $fn) . ($line ? f_int(2, $line) : '')) if $fn;
 	$pb .= f_bytes(4, $l);
 }
 for my $i (0 .. $#functions) {

@@ -7,6 +7,8 @@
 #define min3(a, b, c)	min(min(a, b), c)
 #define min_t(t, a, b)	((t)(a) < (t)(b) ? (t)(a) : (t)(b))
 #define round_up(x, y)	((((x) - 1) | ((__typeof__(x))(y) - 1)) + 1)
+#undef static_assert
+#define static_assert(expr, ...)	_Static_assert(expr, #expr)
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #endif

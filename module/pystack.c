@@ -1,0 +1,433 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pystack.c - CPython frames in user stacks (pystack.h).
+ *
+ * Three moments, each in its own context:
+ *
+ *   window (offs_pywin_enter(), sampler kthread, once per process per
+ *     tick, nothing pinned): is a CPython interpreter mapped (umm.c asks
+ *     cficache.c, whose build found it with upy.c)?  Then the layout of
+ *     its structures (3.13: its _Py_DebugOffsets) and the map of its
+ *     threads, native thread id -> PyThreadState, sorted;
+ *   pinned (offs_pystack_walk(), IRQs off or in the IPI of oncpu.c): the
+ *     thread's frame chain is copied, a few non-faulting reads a frame;
+ *   capture (offs_pystack_name() without a lock, then
+ *     offs_pystack_merge() under offs_table_lock, ustack.c): each frame
+ *     is named (qualified name, file, line: upy.c), the names interned,
+ *     and the frames put in the place of the native
+ *     _PyEval_EvalFrameDefault frames that run them, innermost first,
+ *     as py-spy dump --native merges them.
+ *
+ * All of the process's memory is read with umm.c's non-faulting reads,
+ * through upy.c, which bounds every loop and length: a process can forge
+ * what is read, and get wrong names for its own frames, nothing more.
+ *
+ * Sampler kthread only (the pinned walk in the IPI runs while the sampler
+ * waits for it): no locking of its own but offs_table_lock for names.
+ */
+#include <linux/sched.h>
+#include <linux/pid.h>
+#include <linux/pid_namespace.h>
+#include <linux/sort.h>
+#include <linux/jhash.h>
+#include <linux/string.h>
+
+#include "offsample.h"
+#include "params.h"
+#include "stats.h"
+#include "table.h"
+#include "umm.h"
+#include "ustack.h"
+#include "pystack.h"
+
+/* ---- interned names (offs_table_lock held) ---- */
+
+#define OFFS_PYBUCKETS		1024
+
+static struct hlist_head offs_pyname_buckets[OFFS_PYBUCKETS];
+static struct offs_istore offs_pynames = {
+	.buckets = offs_pyname_buckets,
+	.nbuckets = OFFS_PYBUCKETS,
+};
+
+static_assert(offsetof(struct offs_pyname, base) == 0);
+
+static size_t offs_pyname_size(unsigned int qlen, unsigned int flen)
+{
+	return sizeof(struct offs_pyname) + qlen + flen + 2;
+}
+
+void offs_pyname_get(struct offs_pyname *p)
+{
+	offs_interned_get(&p->base);
+}
+
+void offs_pyname_put(struct offs_pyname *p)
+{
+	if (offs_interned_unref(&p->base))
+		offs_istore_free(&offs_pynames, &p->base,
+				 offs_pyname_size(p->qlen, p->flen));
+}
+
+unsigned int offs_pyname_count(void)
+{
+	return offs_istore_count(&offs_pynames);
+}
+
+/* What one name of the longest kind takes, as allocated. */
+u64 offs_pyname_unit_cost(void)
+{
+	return offs_ksize(offs_pyname_size(OFFS_PY_NAME_MAX, OFFS_PY_FILE_MAX));
+}
+
+/* The interned name with a reference, or NULL (past max_stacks, no memory). */
+static struct offs_pyname *offs_pyname_intern(const char *q, unsigned int qlen,
+					      const char *file,
+					      unsigned int flen)
+{
+	struct offs_pyname *p;
+	u32 hash = jhash(q, qlen, jhash(file, flen, 0));
+
+	hlist_for_each_entry(p, offs_istore_bucket(&offs_pynames, hash),
+			     base.node) {
+		if (p->base.hash == hash && p->qlen == qlen &&
+		    p->flen == flen && !memcmp(p->s, q, qlen) &&
+		    !memcmp(offs_pyname_file(p), file, flen)) {
+			offs_interned_get(&p->base);
+			return p;
+		}
+	}
+	p = offs_istore_alloc(&offs_pynames, offs_pyname_size(qlen, flen));
+	if (!p)
+		return NULL;
+	p->qlen = qlen;
+	p->flen = flen;
+	memcpy(p->s, q, qlen);
+	p->s[qlen] = '\0';
+	memcpy(p->s + qlen + 1, file, flen);
+	p->s[qlen + 1 + flen] = '\0';
+	offs_istore_add(&offs_pynames, &p->base, hash,
+			offs_pyname_size(qlen, flen));
+	return p;
+}
+
+/* ---- the window ---- */
+
+/* Threads of one process looked up by id; more are not walked (counted). */
+#define OFFS_PYWIN_THREADS	2048
+
+struct offs_pythread {
+	u32 tid;
+	u64 ts;
+};
+
+static struct {
+	bool entered;			/* looked for in this window */
+	struct mm_struct *mm;		/* the window's; NULL: no interpreter */
+	struct offs_py_layout l;
+	u64 runtime;
+	u64 code_type;
+	u64 unicode_type;
+	u64 eval_start;
+	u64 eval_end;
+	unsigned int nthreads;
+	struct offs_pythread threads[OFFS_PYWIN_THREADS];
+} offs_pywin;
+
+static u64 offs_pywin_dbg[OFFS_PY_DEBUG_WORDS];
+
+static const struct offs_py_mem offs_py_mem = { .read = offs_umm_read };
+
+static bool offs_pywin_add(void *arg, u64 tid, u64 ts)
+{
+	if (offs_pywin.nthreads == OFFS_PYWIN_THREADS) {
+		OFFS_STAT_ADD(py_threads_over, 1);
+		return true;
+	}
+	offs_pywin.threads[offs_pywin.nthreads].tid = tid;
+	offs_pywin.threads[offs_pywin.nthreads].ts = ts;
+	offs_pywin.nthreads++;
+	return false;
+}
+
+static int offs_pythread_cmp(const void *a, const void *b)
+{
+	const struct offs_pythread *x = a, *y = b;
+
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+/*
+ * The window of mm was entered and its code mapped (offs_umm_map_code()):
+ * look for an interpreter.  Reads the process's memory without faulting
+ * (the sampler is in its address space); sleeps in sort() at most.
+ */
+void offs_pywin_enter(struct mm_struct *mm)
+{
+	const struct offs_py_syms *py;
+	u64 bias = 0;
+	int err;
+
+	if (offs_pywin.entered)
+		return;
+	offs_pywin.entered = true;
+	offs_pywin.mm = NULL;
+	offs_pywin.nthreads = 0;
+	if (!READ_ONCE(offs_python_stacks))
+		return;
+	py = offs_umm_python(&bias);
+	if (!py)
+		return;
+	offs_pywin.runtime = py->runtime + bias;
+	offs_pywin.code_type = py->code_type + bias;
+	offs_pywin.unicode_type = py->unicode_type + bias;
+	offs_pywin.eval_start = py->eval_start + bias;
+	offs_pywin.eval_end = py->eval_end + bias;
+	err = offs_umm_read(NULL, offs_pywin.runtime, offs_pywin_dbg,
+			    sizeof(offs_pywin_dbg));
+	if (!err)
+		err = offs_py_layout_init(&offs_pywin.l, py->version,
+					  offs_pywin_dbg);
+	if (!err)
+		err = offs_py_threads(&offs_py_mem, &offs_pywin.l,
+				      offs_pywin.runtime, offs_pywin_add, NULL);
+	if (err) {
+		OFFS_STAT_ADD(py_errors, 1);
+		return;
+	}
+	sort(offs_pywin.threads, offs_pywin.nthreads,
+	     sizeof(offs_pywin.threads[0]), offs_pythread_cmp, NULL);
+	offs_pywin.mm = mm;
+	OFFS_STAT_ADD(py_processes, 1);
+}
+
+void offs_pywin_leave(void)
+{
+	offs_pywin.entered = false;
+	offs_pywin.mm = NULL;
+	offs_pywin.nthreads = 0;
+}
+
+/* ---- pinned ---- */
+
+static bool offs_pywin_find(u32 tid, u64 *ts)
+{
+	unsigned int lo = 0, hi = offs_pywin.nthreads, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (offs_pywin.threads[mid].tid == tid) {
+			*ts = offs_pywin.threads[mid].ts;
+			return true;
+		}
+		if (offs_pywin.threads[mid].tid < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+/*
+ * Copy t's Python frames into s->pyf, t pinned or running here (the
+ * IPI); s->umm is the address space loaded on this CPU (offs_user_walk()
+ * checked it).  The thread is found by its id in its own pid namespace,
+ * which is what CPython's native_thread_id holds (gettid()).
+ */
+void offs_pystack_walk(struct task_struct *t, struct offs_sample *s)
+{
+	unsigned int max;
+	int err;
+	u64 ts;
+	u32 tid;
+
+	s->pydepth = 0;
+	s->pytruncated = false;
+	if (!s->pyf || !offs_pywin.mm || s->umm != offs_pywin.mm)
+		return;
+	/* task_pid_nr_ns() takes rcu_read_lock(): fine here. */
+	tid = task_pid_nr_ns(t, task_active_pid_ns(t));
+	if (!tid || !offs_pywin_find(tid, &ts))
+		return;
+	max = clamp(READ_ONCE(offs_max_user_depth), 1U,
+		    (unsigned int)OFFS_MAX_DEPTH_LIMIT);
+	s->pydepth = offs_py_walk(&offs_py_mem, &offs_pywin.l, ts, s->pyf, max,
+				  &s->pytruncated, &err);
+	if (err)
+		s->pytruncated = true;
+}
+
+/* ---- capture ---- */
+
+/*
+ * The names of the frames of one capture, read before offs_table_lock is
+ * taken: strings in an arena, each frame pointing into it.
+ */
+#define OFFS_PY_ARENA		(32U << 10)
+
+static struct offs_pynamed {
+	u32 q;			/* offsets in the arena */
+	u32 f;
+	u16 qlen;
+	u16 flen;
+	u32 line;
+	bool last;		/* the outermost frame of its evaluation */
+	bool none;		/* an evaluation with no frame to show */
+} offs_pynamed[OFFS_MAX_DEPTH_LIMIT];
+static unsigned int offs_npynamed;
+static char offs_py_arena[OFFS_PY_ARENA];
+static struct offs_py_code offs_py_code_buf;
+
+static bool offs_py_arena_put(const char *str, u32 *at, u16 *len,
+			      unsigned int *used)
+{
+	size_t n = strlen(str);
+
+	if (n > U16_MAX || *used + n > OFFS_PY_ARENA)
+		return false;
+	memcpy(offs_py_arena + *used, str, n);
+	*at = *used;
+	*len = n;
+	*used += n;
+	return true;
+}
+
+/*
+ * Name s's frames (no lock held; in the window).  A frame CPython would
+ * not show is left out, its evaluation mark moved to the frame before it
+ * in the same evaluation (or, if it was the only one, the evaluation
+ * keeps its native frame).
+ */
+void offs_pystack_name(struct offs_sample *s)
+{
+	struct offs_py_code *c = &offs_py_code_buf;
+	unsigned int i, used = 0, n = 0;
+	bool group_open = false;
+	int err;
+
+	offs_npynamed = 0;
+	for (i = 0; i < s->pydepth; i++) {
+		struct offs_pynamed *p = &offs_pynamed[n];
+
+		err = offs_py_code(&offs_py_mem, &offs_pywin.l,
+				   offs_pywin.code_type, offs_pywin.unicode_type,
+				   &s->pyf[i], c);
+		if (err == -ENOENT) {
+			if (!s->pyf[i].last)
+				continue;
+			if (group_open) {
+				offs_pynamed[n - 1].last = true;
+			} else {
+				memset(p, 0, sizeof(*p));
+				p->last = true;
+				p->none = true;
+				n++;
+			}
+			group_open = false;
+			continue;
+		}
+		if (err) {
+			OFFS_STAT_ADD(py_errors, 1);
+			s->degraded = true;
+			break;
+		}
+		if (c->truncated)
+			OFFS_STAT_ADD(py_names_cut, 1);
+		if (!offs_py_arena_put(c->qualname, &p->q, &p->qlen, &used) ||
+		    !offs_py_arena_put(c->file, &p->f, &p->flen, &used)) {
+			OFFS_STAT_ADD(py_names_dropped, 1);
+			s->degraded = true;
+			break;
+		}
+		p->line = c->line;
+		p->last = s->pyf[i].last;
+		p->none = false;
+		group_open = !p->last;
+		n++;
+	}
+	offs_npynamed = n;
+}
+
+static struct offs_uframe offs_pymerged[OFFS_MAX_DEPTH_LIMIT];
+
+static bool offs_pystack_is_eval(unsigned long ip)
+{
+	return ip >= offs_pywin.eval_start && ip < offs_pywin.eval_end;
+}
+
+/* Release a frame's reference (offs_table_lock held). */
+static void offs_uframe_put(struct offs_uframe *f)
+{
+	if (f->kind == OFFS_UF_FILE && f->path)
+		offs_upath_put(f->path);
+	else if (f->kind == OFFS_UF_PY && f->py)
+		offs_pyname_put(f->py);
+}
+
+unsigned int offs_pystack_merge(struct offs_sample *s, struct offs_uframe *f,
+				const unsigned long *ips, unsigned int n,
+				unsigned int max, bool *truncated)
+{
+	unsigned int i, j = 0, out = 0, emitted = 0;
+	struct offs_uframe *m = offs_pymerged;
+
+	if (!offs_npynamed)
+		return n;
+	max = min_t(unsigned int, max, OFFS_MAX_DEPTH_LIMIT);
+	for (i = 0; i <= n; i++) {
+		/*
+		 * At an evaluation frame, and after the last native frame
+		 * for what is left (a native walk cut short), the Python
+		 * frames of the next evaluation.
+		 */
+		bool eval = i < n && offs_pystack_is_eval(ips[i]) &&
+			    j < offs_npynamed && !offs_pynamed[j].none;
+		bool rest = i == n && j < offs_npynamed;
+
+		if (i < n && !eval) {
+			if (offs_pystack_is_eval(ips[i]) && j < offs_npynamed)
+				j++;	/* an evaluation with nothing to show */
+			if (out < max) {
+				m[out++] = f[i];
+			} else {
+				offs_uframe_put(&f[i]);
+				*truncated = true;
+			}
+			continue;
+		}
+		if (!eval && !rest)
+			break;
+		if (i < n)
+			offs_uframe_put(&f[i]);
+		while (j < offs_npynamed) {
+			const struct offs_pynamed *p = &offs_pynamed[j++];
+			struct offs_pyname *name;
+
+			if (p->none)
+				continue;
+			if (out == max) {
+				*truncated = true;
+				if (p->last && !rest)
+					break;
+				continue;
+			}
+			name = offs_pyname_intern(offs_py_arena + p->q, p->qlen,
+						  offs_py_arena + p->f, p->flen);
+			if (!name) {
+				OFFS_STAT_ADD(py_names_dropped, 1);
+				s->degraded = true;
+			} else {
+				m[out].kind = OFFS_UF_PY;
+				m[out].py = name;
+				m[out].off = p->line;
+				out++;
+				emitted++;
+			}
+			if (p->last && !rest)
+				break;
+		}
+	}
+	OFFS_STAT_ADD(py_frames, emitted);
+	memcpy(f, m, out * sizeof(*f));
+	return out;
+}

@@ -1,0 +1,184 @@
+#!/usr/bin/env bats
+# Python frames in the module's stacks (issue 44): CPython 3.11 (Debian's
+# and pyenv's), 3.12 and 3.13 (pyenv's), running
+# tests/workload/offsample-pywait.py (threads in a lock, a queue, a socket
+# accept, a CPU loop, a recursion, a call back from C; the main thread in
+# a sleep).  The oracle is py-spy 0.4.3 (`py-spy dump --json` on the same
+# threads): every thread's Python functions and files equal offsample's,
+# frame for frame, and their lines too for threads that wait.  The frames
+# take the place of the interpreter's _PyEval_EvalFrameDefault frames
+# (named by offsample-symbolize), and `offsample report` and the flame
+# graph show the program's functions with files and lines.
+#
+# Kernels: every test kernel: the module reads the interpreter's memory
+# through each kernel's mm and finds threads by their id in their own pid
+# namespace; the test of the tools' rendering (tag once-2) in one.
+
+load lib
+
+OFFS=$TOP/tools/offsample
+SYM=$TOP/tools/offsample-symbolize
+PYSPY=$TOP/build/deps/pyspy/bin/py-spy
+
+source "$TOP/tests/lib/python.bash"
+
+setup_file() {
+	load lib
+	offs_load hz=19 key=tid
+}
+
+teardown_file() {
+	load lib
+	pkill -f offsample-pywait.py || true
+	offs_unload
+}
+
+teardown() {
+	[ -z "${PY_PID:-}" ] || kill -KILL "$PY_PID" 2>/dev/null || :
+	echo 1 > /sys/module/offsample/parameters/python_stacks
+	echo 32 > /sys/module/offsample/parameters/max_user_depth
+}
+
+# sample_py PYTHON [ARGS]: the workload, 3 s of its samples drained to
+# $BATS_TEST_TMPDIR/d, py-spy's view of it in spy.json, then stopped.
+sample_py() {
+	local d=$BATS_TEST_TMPDIR
+	py_start "$d/ready" "$@"
+	sleep 1
+	cat $P/drain > /dev/null
+	sleep 3
+	cat $P/drain > "$d/d"
+	if [ -x "$PYSPY" ] && [ -z "${PY_WRAP:-}" ]; then
+		"$PYSPY" dump --json --pid "$PY_PID" > "$d/spy.json"
+	fi
+	# unshare ignores SIGTERM while its child runs; --kill-child takes
+	# the child with it when it is killed.
+	kill ${PY_WRAP:+-KILL} "$PY_PID"
+	wait "$PY_PID" 2>/dev/null || :
+	PY_PID=
+}
+
+# check_py LABEL: offsample's Python frames equal py-spy's.
+check_py() {
+	local py
+	py=$(py_interp "$1")
+	[ -x "$PYSPY" ]
+	sample_py "$py"
+	run -0 "$TOP/tests/upy/py-compare" --stacks "$BATS_TEST_TMPDIR/d" "$BATS_TEST_TMPDIR/spy.json"
+	echo "$output"
+	assert_output --regexp 'threads=7 frames=[0-9]+ mismatches=0'
+	# The issue's five functions, by name, with file and line.
+	local f
+	for f in Sleeper.nap hold_lock wait_queue serve spin; do
+		grep -qF "[py]$f ($TOP/tests/workload/offsample-pywait.py:" "$BATS_TEST_TMPDIR/d" ||
+			{ echo "no $f"; return 1; }
+	done
+	# Both reasons: waits, and the spinner's on-CPU samples.
+	awk -F'\t' '!/^#/ && $2 == "cpu" && $9 ~ /\[py\]spin \(/ { c += $1 }
+		!/^#/ && $2 == "lock" && $9 ~ /\[py\]hold_lock \(/ { l += $1 }
+		END { print "cpu", c, "lock", l; exit !(c > 0 && l > 0) }' "$BATS_TEST_TMPDIR/d"
+}
+
+@test "python: Debian's python3.11: every thread's Python frames equal py-spy's" {
+	check_py debian
+}
+
+@test "python: pyenv 3.11: every thread's Python frames equal py-spy's" {
+	check_py 3.11
+}
+
+@test "python: pyenv 3.12: every thread's Python frames equal py-spy's" {
+	check_py 3.12
+}
+
+@test "python: pyenv 3.13: every thread's Python frames equal py-spy's" {
+	check_py 3.13
+}
+
+@test "python: Python frames take the place of _PyEval_EvalFrameDefault; python_stacks=0 gives them back" {
+	local py d=$BATS_TEST_TMPDIR
+	py=$(py_interp 3.12)
+	sample_py "$py"
+	"$SYM" < "$d/d" > "$d/named"
+	# hold_lock's thread: libc's wait at the leaf, then the interpreter's
+	# C code, then the Python frames, then start_thread: one stack.
+	run -0 awk -F'\t' '!/^#/ && $9 ~ /\[py\]hold_lock / { print $9 }' "$d/named"
+	echo "$output" | tr ';' '\n'
+	assert_output --regexp '^__futex_abstimed_wait_common[^;]*\(libc\.so\.6\);.*;\[py\]hold_lock \([^;]*:[0-9]+\);\[py\]Thread\.run \([^;]*threading\.py:[0-9]+\);\[py\]Thread\._bootstrap_inner \([^;]*\);\[py\]Thread\._bootstrap \([^;]*\);.*start_thread'
+	# No evaluation frame is left where Python frames are.
+	run -1 grep -E '_PyEval_EvalFrameDefault' "$d/named"
+	# Turned off: the interpreter's frames, no Python ones.
+	echo 0 > /sys/module/offsample/parameters/python_stacks
+	sample_py "$py"
+	"$SYM" < "$d/d" > "$d/named"
+	run -1 grep -F '[py]' "$d/d"
+	run -0 grep -c '_PyEval_EvalFrameDefault' "$d/named"
+}
+
+# bats test_tags=once-2
+@test "python: offsample report, collapse and flamegraph name the program's functions with files and lines" {
+	local py d=$BATS_TEST_TMPDIR
+	py=$(py_interp 3.13)
+	sample_py "$py"
+	run -0 "$OFFS" report "$d/d"
+	assert_output --regexp 'hold_lock \(offsample-pywait\.py:[0-9]+\)'
+	assert_output --regexp 'Sleeper\.nap \(offsample-pywait\.py:[0-9]+\)'
+	run -0 "$OFFS" collapse "$d/d"
+	assert_line --regexp '^lock;python3\.13;[^ ]*;Thread\._bootstrap \(threading\.py:[0-9]+\);Thread\._bootstrap_inner \(threading\.py:[0-9]+\);Thread\.run \(threading\.py:[0-9]+\);hold_lock \(offsample-pywait\.py:[0-9]+\);'
+	run -0 "$OFFS" flamegraph -o "$d/fg.svg" "$d/d"
+	for f in 'Sleeper.nap' hold_lock wait_queue serve spin; do
+		# The frame's title: "NAME (FILE:LINE) (SECONDS s, SHARE%)".
+		grep -qE ">$f \(offsample-pywait\.py:[0-9]+\) \([0-9.]+ s, " "$d/fg.svg" ||
+			{ echo "no $f in the SVG"; return 1; }
+	done
+}
+
+@test "python: a process in its own pid namespace (threads found by their namespace's ids)" {
+	local py d=$BATS_TEST_TMPDIR
+	py=$(py_interp debian)
+	PY_WRAP="unshare -p -f --kill-child --mount-proc" sample_py "$py"
+	for f in Sleeper.nap hold_lock wait_queue serve spin; do
+		grep -qF "[py]$f (" "$d/d" || { echo "no $f"; return 1; }
+	done
+}
+
+@test "python: a recursion deeper than max_user_depth ends in [truncated]" {
+	local py d=$BATS_TEST_TMPDIR
+	py=$(py_interp 3.12)
+	echo 16 > /sys/module/offsample/parameters/max_user_depth
+	sample_py "$py" --depth 60
+	run -0 awk -F'\t' '!/^#/ && $6 == "python3.12" && $9 ~ /\[py\]recurse / { print $9 }' "$d/d"
+	[ "${#lines[@]}" -ge 1 ]
+	local us=${lines[0]} n
+	n=$(tr ';' '\n' <<< "$us" | grep -c .)
+	echo "$us" | tr ';' '\n'
+	# 16 frames and the mark.
+	[ "$n" -eq 17 ]
+	[ "${us##*;}" = "[truncated]" ]
+	[ "$(tr ';' '\n' <<< "$us" | grep -c '^\[py\]recurse ')" -ge 10 ]
+}
+
+@test "python: threads that exit while sampled: their frames while they live, no error" {
+	local py d=$BATS_TEST_TMPDIR e0
+	py=$(py_interp 3.13)
+	e0=$(stat_get py_errors)
+	sample_py "$py" --churn
+	# The churning thread's frames, and the short-lived threads' now and
+	# then (each lives 2 ms of the tick's 52).
+	grep -qF '[py]churn (' "$d/d"
+	grep -F '[py]short_life (' "$d/d" | head -n3 || :
+	stat_get py_errors
+	echo "py_errors before $e0"
+}
+
+@test "python: stats count interpreters, frames and names" {
+	local py
+	py=$(py_interp debian)
+	sample_py "$py"
+	cat $P/stats | grep '^py_'
+	[ "$(stat_get py_processes)" -gt 0 ]
+	[ "$(stat_get py_frames)" -gt 0 ]
+	[ "$(stat_get py_names_unique)" -gt 0 ]
+	[ "$(stat_get py_names_dropped)" -eq 0 ]
+	[ "$(stat_get py_threads_over)" -eq 0 ]
+}
