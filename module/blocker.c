@@ -69,6 +69,7 @@ const char * const offs_blk_kind_names[OFFS_BK_NR] = {
 	[OFFS_BK_ROBUST] = "robust",
 	[OFFS_BK_PI] = "pi",
 	[OFFS_BK_RWLOCK] = "rwlock",
+	[OFFS_BK_GIL] = "gil",
 };
 
 const char * const offs_blk_hstate_names[OFFS_BH_NR] = {
@@ -264,6 +265,31 @@ static int offs_blk_read_owner(const struct offs_fxwait *fx, u8 *kind,
 	*shared = false;
 	if (fx->uaddr & 3)
 		return 0;
+	if (fx->cand == OFFS_FX_GIL) {
+		u64 gil[3], ts, tid;
+
+		/*
+		 * The GIL (pystack.c found it): its holder's thread state
+		 * while locked is 1, and that thread state's thread id.
+		 */
+		if (copy_from_user_nofault(gil, (void __user *)fx->uaddr,
+					   sizeof(gil)))
+			return -EFAULT;
+		if (fx->gil_locked > sizeof(gil) - 4 ||
+		    fx->gil_holder > sizeof(gil) - 8 ||
+		    offs_u32_at((u8 *)gil, fx->gil_locked) != 1)
+			return 0;
+		memcpy(&ts, (u8 *)gil + fx->gil_holder, sizeof(ts));
+		if (!ts)
+			return 0;
+		if (copy_from_user_nofault(&tid, (void __user *)(ts + fx->py_tid),
+					   sizeof(tid)))
+			return -EFAULT;
+		if (!tid || tid >= PID_MAX_LIMIT)
+			return 0;
+		*kind = OFFS_BK_GIL;
+		return tid;
+	}
 	if (fx->cand == OFFS_FX_PI) {
 		/* Any PI futex, glibc's or not: the word is the owner's tid. */
 		if (copy_from_user_nofault(&word, (u32 __user *)fx->uaddr,

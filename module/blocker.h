@@ -18,6 +18,7 @@ enum offs_blk_kind {
 	OFFS_BK_ROBUST,		/* glibc robust mutex: owner tid in the word */
 	OFFS_BK_PI,		/* priority-inheritance futex: owner tid in the word */
 	OFFS_BK_RWLOCK,		/* glibc rwlock held for writing: __cur_writer */
+	OFFS_BK_GIL,		/* CPython's GIL: last_holder while locked */
 	OFFS_BK_NR
 };
 

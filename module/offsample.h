@@ -79,14 +79,19 @@ struct offs_wobj_addr {
 /*
  * A futex wait that may name its lock's holder (blocker.c): the futex word's
  * address and expected value, kept by the thread cache for unchanged
- * threads.
+ * threads.  OFFS_FX_GIL (pystack.c): a CPython thread waiting to take the
+ * GIL at uaddr, whose holder and lock word are at the offsets given, and
+ * whose thread states hold their thread's id at py_tid.
  */
-enum { OFFS_FX_NONE, OFFS_FX_WAIT, OFFS_FX_PI };
+enum { OFFS_FX_NONE, OFFS_FX_WAIT, OFFS_FX_PI, OFFS_FX_GIL };
 
 struct offs_fxwait {
 	unsigned long uaddr;
 	u32 val;
 	u8 cand;		/* OFFS_FX_* */
+	u8 gil_holder;
+	u8 gil_locked;
+	u16 py_tid;
 };
 
 /*
@@ -142,6 +147,7 @@ struct offs_sample {
 	struct offs_py_frame *pyf;	/* caller-provided, OFFS_MAX_DEPTH_LIMIT */
 	unsigned int pydepth;
 	bool pytruncated;
+	u64 pyts;		/* its PyThreadState, 0 if none was found */
 	/*
 	 * Time pinned in the kernel unwind, the user walk (pin.c, added
 	 * up), read only when timed (one full capture in OFFS_FULL_TIME_EVERY).

@@ -31,6 +31,8 @@
 #include <linux/sort.h>
 #include <linux/jhash.h>
 #include <linux/string.h>
+#include <linux/futex.h>
+#include <linux/syscalls.h>
 
 #include "offsample.h"
 #include "params.h"
@@ -249,12 +251,45 @@ void offs_pystack_walk(struct task_struct *t, struct offs_sample *s)
 	tid = task_pid_nr_ns(t, task_active_pid_ns(t));
 	if (!tid || !offs_pywin_find(tid, &ts))
 		return;
+	s->pyts = ts;
 	max = clamp(READ_ONCE(offs_max_user_depth), 1U,
 		    (unsigned int)OFFS_MAX_DEPTH_LIMIT);
 	s->pydepth = offs_py_walk(&offs_py_mem, &offs_pywin.l, ts, s->pyf, max,
 				  &s->pytruncated, &err);
 	if (err)
 		s->pytruncated = true;
+}
+
+/*
+ * Is s, a Python thread blocked in futex(), waiting to take the GIL (the
+ * futex word lies in its interpreter's _gil_runtime_state: take_gil()'s
+ * condition variable or mutex)?  Then fx says so, for blocker.c to name
+ * the holder (last_holder while locked).  Sampler, in s's window; reads
+ * the process's memory without faulting.
+ */
+void offs_pystack_gil_wait(const struct offs_sample *s, struct offs_fxwait *fx)
+{
+	unsigned long uaddr = s->args[0];
+	struct offs_py_gil g;
+	int cmd;
+
+	if (!s->pyts || !offs_pywin.mm || s->umm != offs_pywin.mm ||
+	    s->syscall != __NR_futex)
+		return;
+	cmd = s->args[1] & FUTEX_CMD_MASK;
+	if (cmd != FUTEX_WAIT && cmd != FUTEX_WAIT_BITSET)
+		return;
+	if (offs_py_gil(&offs_py_mem, &offs_pywin.l, offs_pywin.runtime,
+			s->pyts, &g) ||
+	    uaddr < g.addr || uaddr - g.addr >= OFFS_PY_GIL_SIZE)
+		return;
+	fx->cand = OFFS_FX_GIL;
+	fx->uaddr = g.addr;
+	fx->val = 0;
+	fx->gil_holder = offs_pywin.l.gil_holder;
+	fx->gil_locked = offs_pywin.l.gil_locked;
+	fx->py_tid = offs_pywin.l.ts_native_tid;
+	OFFS_STAT_ADD(py_gil_waits, 1);
 }
 
 /* ---- capture ---- */

@@ -51,6 +51,8 @@ void offs_pystack_walk(struct task_struct *t, struct offs_sample *s);
  * the new depth; *truncated when frames did not fit.
  */
 void offs_pystack_name(struct offs_sample *s);
+struct offs_fxwait;
+void offs_pystack_gil_wait(const struct offs_sample *s, struct offs_fxwait *fx);
 struct offs_uframe;
 unsigned int offs_pystack_merge(struct offs_sample *s, struct offs_uframe *f,
 				const unsigned long *ips, unsigned int n,

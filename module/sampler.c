@@ -50,6 +50,7 @@
 #include "pin.h"
 #include "sampler.h"
 #include "upy.h"
+#include "pystack.h"
 
 static struct task_struct *offs_sampler_task;
 static DECLARE_WAIT_QUEUE_HEAD(offs_sampler_wq);
@@ -384,6 +385,12 @@ static void offs_visit(unsigned int idx, unsigned int max_depth,
 				       sizeof(offs_wobj_buf), &s.wobj_addr))
 			s.wobj_str = offs_wobj_buf;
 		offs_blk_fxwait(&s, &s.fx);
+		/* A Python thread waiting for the GIL: the GIL is the lock. */
+		offs_pystack_gil_wait(&s, &s.fx);
+		if (s.fx.cand == OFFS_FX_GIL && s.wobj_str) {
+			strscpy(offs_wobj_buf, "futex(gil)", sizeof(offs_wobj_buf));
+			memset(&s.wobj_addr, 0, sizeof(s.wobj_addr));
+		}
 		/* Run-queue waiters change all the time: not cached. */
 		if (ent && pin == OFFS_PIN_BLOCKED) {
 			offs_table_record(&s, offs_tc_hit(ent));

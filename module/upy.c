@@ -266,6 +266,8 @@ static const struct offs_py_layout offs_py_311 = {
 	.co_firstlineno = 72, .co_filename = 112, .co_qualname = 128,
 	.co_linetable = 136, .co_firsttraceable = 168, .co_code = 184,
 	.str_ascii = 48, .str_compact = 72,
+	.ts_interp = 16, .rt_gil = 360, .is_gil = -1,
+	.gil_holder = 8, .gil_locked = 16,
 };
 
 static const struct offs_py_layout offs_py_312 = {
@@ -276,6 +278,8 @@ static const struct offs_py_layout offs_py_312 = {
 	.co_firstlineno = 68, .co_filename = 112, .co_qualname = 128,
 	.co_linetable = 136, .co_firsttraceable = 176, .co_code = 192,
 	.str_ascii = 40, .str_compact = 56,
+	.ts_interp = 16, .rt_gil = -1, .is_gil = 384,
+	.gil_holder = 8, .gil_locked = 16,
 };
 
 /* Word indexes in 3.13's _Py_DebugOffsets (Include/internal/pycore_runtime.h). */
@@ -283,7 +287,10 @@ enum {
 	OFFS_PYD_COOKIE = 0, OFFS_PYD_VERSION = 1, OFFS_PYD_FREE_THREADED = 2,
 	OFFS_PYD_RT_SIZE = 3, OFFS_PYD_RT_INTERP_HEAD = 5,
 	OFFS_PYD_IS_SIZE = 6, OFFS_PYD_IS_NEXT = 8, OFFS_PYD_IS_THREADS = 9,
-	OFFS_PYD_TS_SIZE = 19, OFFS_PYD_TS_NEXT = 21, OFFS_PYD_TS_FRAME = 23,
+	OFFS_PYD_IS_CEVAL_GIL = 14, OFFS_PYD_IS_GIL_STATE = 15,
+	OFFS_PYD_IS_GIL_LOCKED = 17, OFFS_PYD_IS_GIL_HOLDER = 18,
+	OFFS_PYD_TS_SIZE = 19, OFFS_PYD_TS_NEXT = 21, OFFS_PYD_TS_INTERP = 22,
+	OFFS_PYD_TS_FRAME = 23,
 	OFFS_PYD_TS_NATIVE_TID = 25,
 	OFFS_PYD_FR_SIZE = 28, OFFS_PYD_FR_PREVIOUS = 29, OFFS_PYD_FR_CODE = 30,
 	OFFS_PYD_FR_INSTR = 31, OFFS_PYD_FR_OWNER = 33,
@@ -307,7 +314,8 @@ static int offs_py_layout_313(struct offs_py_layout *l, const u64 *dbg)
 {
 	/* "xdebugpy", as a little-endian word. */
 	const u64 cookie = 0x7970677562656478ULL;
-	u16 ascii;
+	u16 ascii, gil;
+	u64 gs;
 
 	if (!dbg || dbg[OFFS_PYD_COOKIE] != cookie ||
 	    dbg[OFFS_PYD_VERSION] != l->version ||
@@ -325,6 +333,10 @@ static int offs_py_layout_313(struct offs_py_layout *l, const u64 *dbg)
 			     &l->ts_frame) ||
 	    !offs_py_dbg_off(dbg, OFFS_PYD_TS_NATIVE_TID, OFFS_PYD_TS_SIZE, 8,
 			     &l->ts_native_tid) ||
+	    !offs_py_dbg_off(dbg, OFFS_PYD_TS_INTERP, OFFS_PYD_TS_SIZE, 8,
+			     &l->ts_interp) ||
+	    !offs_py_dbg_off(dbg, OFFS_PYD_IS_CEVAL_GIL, OFFS_PYD_IS_SIZE, 8,
+			     &gil) ||
 	    !offs_py_dbg_off(dbg, OFFS_PYD_FR_PREVIOUS, OFFS_PYD_FR_SIZE, 8,
 			     &l->fr_previous) ||
 	    !offs_py_dbg_off(dbg, OFFS_PYD_FR_CODE, OFFS_PYD_FR_SIZE, 8,
@@ -356,6 +368,20 @@ static int offs_py_layout_313(struct offs_py_layout *l, const u64 *dbg)
 	l->co_firsttraceable = l->co_code - 16;
 	l->str_ascii = ascii;
 	l->str_compact = ascii + 16;
+	/*
+	 * The GIL: ceval.gil points to the interpreter's own (or the main
+	 * one's), whose holder and lock word lie where the offsets of the
+	 * embedded one say, relative to it.
+	 */
+	gs = dbg[OFFS_PYD_IS_GIL_STATE];
+	if (dbg[OFFS_PYD_IS_GIL_HOLDER] < gs || dbg[OFFS_PYD_IS_GIL_LOCKED] < gs ||
+	    dbg[OFFS_PYD_IS_GIL_HOLDER] - gs > OFFS_PY_GIL_SIZE - 8 ||
+	    dbg[OFFS_PYD_IS_GIL_LOCKED] - gs > OFFS_PY_GIL_SIZE - 4)
+		return -EINVAL;
+	l->gil_holder = dbg[OFFS_PYD_IS_GIL_HOLDER] - gs;
+	l->gil_locked = dbg[OFFS_PYD_IS_GIL_LOCKED] - gs;
+	l->is_gil = gil;
+	l->rt_gil = -1;
 	l->cf_frame = -1;
 	l->fr_is_entry = -1;
 	return 0;
@@ -396,7 +422,8 @@ int offs_py_layout_init(struct offs_py_layout *l, u32 version, const u64 *dbg)
 	    l->co_qualname + 8 > l->co_code ||
 	    l->co_linetable + 8 > l->co_code ||
 	    l->co_firstlineno + 4 > l->co_code ||
-	    l->co_firsttraceable + 4 > l->co_code)
+	    l->co_firsttraceable + 4 > l->co_code ||
+	    l->gil_holder + 8 > 24 || l->gil_locked + 4 > 24)
 		return -EINVAL;
 	return 0;
 }
@@ -540,6 +567,39 @@ unsigned int offs_py_walk(const struct offs_py_mem *m,
 	else if (n && !*truncated)
 		f[n - 1].last = 1;
 	return n;
+}
+
+int offs_py_ts_tid(const struct offs_py_mem *m, const struct offs_py_layout *l,
+		   u64 ts, u64 *tid)
+{
+	return offs_py_word(m, ts + l->ts_native_tid, tid) ? -EFAULT : 0;
+}
+
+int offs_py_gil(const struct offs_py_mem *m, const struct offs_py_layout *l,
+		u64 runtime, u64 ts, struct offs_py_gil *g)
+{
+	u64 interp, blk[3];
+	int err = 0;
+
+	g->addr = 0;
+	g->holder = 0;
+	if (l->rt_gil >= 0) {
+		g->addr = runtime + l->rt_gil;
+	} else {
+		err = offs_py_word(m, ts + l->ts_interp, &interp);
+		if (!err)
+			err = offs_py_word(m, interp + l->is_gil, &g->addr);
+	}
+	if (!err && (!g->addr || (g->addr & 7)))
+		err = -EFAULT;
+	if (!err)
+		err = m->read(m->ctx, g->addr, blk, sizeof(blk));
+	if (err)
+		return -EFAULT;
+	/* locked is an int: 1 held, 0 free, -1 not created yet. */
+	if ((s32)offs_py_get32(blk, l->gil_locked) == 1)
+		g->holder = offs_py_get64(blk, l->gil_holder);
+	return 0;
 }
 
 /* ---- step 3: names and lines ---- */

@@ -97,6 +97,11 @@ struct offs_py_layout {
 	u16 co_code;		/* co_code_adaptive: the instructions */
 	u16 str_ascii;		/* compact ASCII string data */
 	u16 str_compact;	/* compact non-ASCII string data */
+	u16 ts_interp;		/* PyThreadState.interp */
+	s16 rt_gil;		/* the GIL in _PyRuntime (3.11), -1: none */
+	s16 is_gil;		/* PyInterpreterState.ceval.gil, a pointer */
+	u16 gil_holder;		/* _gil_runtime_state.last_holder */
+	u16 gil_locked;		/* ... .locked (int) */
 };
 
 /*
@@ -139,6 +144,26 @@ int offs_py_tstate(const struct offs_py_mem *m, const struct offs_py_layout *l,
 int offs_py_threads(const struct offs_py_mem *m, const struct offs_py_layout *l,
 		    u64 runtime,
 		    bool (*fn)(void *arg, u64 tid, u64 ts), void *arg);
+
+/*
+ * The GIL of the interpreter thread state ts belongs to: where it is
+ * (the waiters' futexes lie in its first OFFS_PY_GIL_SIZE bytes: the
+ * condition variable and mutex of take_gil()), whether it is held, and
+ * by which thread state.  0, or -EFAULT.
+ */
+#define OFFS_PY_GIL_SIZE	120
+
+struct offs_py_gil {
+	u64 addr;
+	u64 holder;		/* a PyThreadState, 0 if not held */
+};
+
+int offs_py_gil(const struct offs_py_mem *m, const struct offs_py_layout *l,
+		u64 runtime, u64 ts, struct offs_py_gil *g);
+
+/* The native thread id of thread state ts: 0, or -EFAULT. */
+int offs_py_ts_tid(const struct offs_py_mem *m, const struct offs_py_layout *l,
+		   u64 ts, u64 *tid);
 
 /* One frame as the walk found it. */
 struct offs_py_frame {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # Python frames in the module's stacks (issue 44): CPython 3.11 (Debian's
-# and pyenv's), 3.12 and 3.13 (pyenv's), running
+# and pyenv's), 3.12 and 3.13 (pyenv's, and Debian 13's in a root of its
+# own), running
 # tests/workload/offsample-pywait.py (threads in a lock, a queue, a socket
 # accept, a CPU loop, a recursion, a call back from C; the main thread in
 # a sleep).  The oracle is py-spy 0.4.3 (`py-spy dump --json` on the same
@@ -48,7 +49,8 @@ sample_py() {
 	cat $P/drain > /dev/null
 	sleep 3
 	cat $P/drain > "$d/d"
-	if [ -x "$PYSPY" ] && [ -z "${PY_WRAP:-}" ]; then
+	# (Not through unshare: py-spy would be given the wrapper.)
+	if [ -x "$PYSPY" ] && [[ "${PY_WRAP:-}" != unshare* ]]; then
 		"$PYSPY" dump --json --pid "$PY_PID" > "$d/spy.json"
 	fi
 	# unshare ignores SIGTERM while its child runs; --kill-child takes
@@ -93,6 +95,18 @@ check_py() {
 
 @test "python: pyenv 3.13: every thread's Python frames equal py-spy's" {
 	check_py 3.13
+}
+
+@test "python: Debian 13's python3.13 in its own root (chroot): Python frames equal py-spy's" {
+	local d=$BATS_TEST_TMPDIR
+	[ -x "$PY_TRIXIE/usr/bin/python3.13" ] || fail "no Debian 13 root at $PY_TRIXIE (tests/lib/deps.sh python makes it)"
+	PY_WRAP="chroot $PY_TRIXIE" PY_SCRIPT=$PY_TRIXIE_SCRIPT sample_py python3.13
+	run -0 "$TOP/tests/upy/py-compare" --stacks "$d/d" "$d/spy.json"
+	echo "$output"
+	assert_output --regexp 'threads=7 frames=[0-9]+ mismatches=0'
+	# Files as the process sees them: the interpreter's and the script's.
+	grep -qF '[py]hold_lock (/opt/offsample/offsample-pywait.py:' "$d/d"
+	grep -qE '# file: .* path=/usr/bin/python3\.13$' "$d/d"
 }
 
 @test "python: Python frames take the place of _PyEval_EvalFrameDefault; python_stacks=0 gives them back" {
@@ -169,6 +183,39 @@ check_py() {
 	grep -F '[py]short_life (' "$d/d" | head -n3 || :
 	stat_get py_errors
 	echo "py_errors before $e0"
+}
+
+@test "python: a thread waiting for the GIL has the GIL as its lock, and its holder is named (offsample blockers)" {
+	local py d=$BATS_TEST_TMPDIR
+	py=$(py_interp 3.12)
+	echo tid,wobj > /sys/module/offsample/parameters/key
+	sample_py "$py" --gil
+	echo tid > /sys/module/offsample/parameters/key
+	# The two spinners' thread ids, from their Python frames.
+	local spinners
+	spinners=$(awk -F'\t' '!/^#/ && $9 ~ /\[py\]spin \(/ { print $5 }' "$d/d" | sort -u | tr '\n' ' ')
+	echo "spinners: $spinners"
+	[ "$(wc -w <<< "$spinners")" -eq 2 ]
+	# Waiting for the GIL: a futex wait on it (wobj futex(gil)) under
+	# spin's Python frames ...
+	run -0 awk -F'\t' '!/^#/ && $10 == "futex(gil)" && $9 ~ /\[py\]spin \(/ { n += $1 } END { print n + 0 }' "$d/d"
+	echo "samples waiting for the GIL: $output"
+	[ "$output" -gt 0 ]
+	# ... and the holder named: the other spinner, as kind=gil edges.
+	run -0 awk -F'\t' -v sp="$spinners" 'BEGIN { split(sp, a, " "); for (i in a) s[a[i]] = 1 }
+		/^# blocker: / && /\tkind=gil\t/ {
+			for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+			sub(/^# blocker: samples=/, "", $1)
+			if (s[f["waiter"]] && s[f["holder"]] && f["waiter"] != f["holder"]) good += $1; else bad += $1
+		}
+		END { print good + 0, bad + 0 }' "$d/d"
+	echo "gil edges (waiter and holder the two spinners / other): $output"
+	[ "${output% *}" -gt 0 ]
+	[ "${output#* }" -eq 0 ]
+	run -0 "$OFFS" blockers "$d/d"
+	echo "$output"
+	assert_output --partial 'gil'
+	[ "$(stat_get py_gil_waits)" -gt 0 ]
 }
 
 @test "python: stats count interpreters, frames and names" {

@@ -1,12 +1,12 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: GPL-2.0
-# module/upy.c, the reader of CPython 3.11-3.13 frames from outside the
-# process (issue 44), compiled for user space (tests/upy/, with
+# module/upy.c, the reader of CPython 3.11-3.13 frames (and of the GIL's
+# holder) from outside the process (issue 44), compiled for user space (tests/upy/, with
 # AddressSanitizer and UndefinedBehaviorSanitizer) and run on live
 # interpreters: Debian's python3.11 and pyenv's 3.11, 3.12 and 3.13 (each
 # test is skipped on a machine without that interpreter).  Oracles:
 # readelf (the symbols the ELF scan finds), py-spy 0.4.3 (every frame's
-# function, file and line), eu-stack (one C-level evaluation, a native
+# function, file and line; the thread that owns the GIL), eu-stack (one C-level evaluation, a native
 # _PyEval_EvalFrameDefault frame, per entry mark).  Forged memory (the
 # recorded structures, damaged at random) never makes it read out of
 # bounds or more than its bounds allow.
@@ -90,6 +90,13 @@ check_frames() {
 	run -0 "$ROOT/tests/upy/py-compare" "$U/dump" "$U/spy.json"
 	echo "$output"
 	assert_output --regexp 'threads=7 frames=[0-9]+ mismatches=0'
+	# The GIL's holder: the spinner, the thread py-spy says owns it.
+	local holder spin
+	holder=$(sed -n 's/^gil 0x[0-9a-f]* holder \([0-9]*\)$/\1/p' "$U/dump")
+	spin=$(perl -MJSON::PP -e 'local $/; my $j = decode_json(<STDIN>);
+		print join(" ", map { "$_->{os_thread_id}:$_->{thread_name}" } grep { $_->{owns_gil} } @$j)' < "$U/spy.json")
+	echo "GIL holder: ours $holder, py-spy $spin"
+	[ -n "$holder" ] && [ "$holder:spin" = "$spin" ]
 	# recurse: 41 frames of it, its caller Thread.run below.
 	[ "$(grep -c "^recurse	" "$U/dump")" -eq 41 ]
 }
@@ -143,6 +150,27 @@ check_fuzz() {
 @test "upy: pyenv 3.11: every frame equals py-spy's" { check_frames 3.11; }
 @test "upy: pyenv 3.12: every frame equals py-spy's" { check_frames 3.12; }
 @test "upy: pyenv 3.13 (_Py_DebugOffsets): every frame equals py-spy's" { check_frames 3.13; }
+
+@test "upy: Debian 13's python3.13 in its own root (chroot): every frame equals py-spy's, the GIL's holder too" {
+	[ -x "$PY_TRIXIE/usr/bin/python3.13" ] || fail "no Debian 13 root at $PY_TRIXIE (tests/lib/deps.sh python makes it)"
+	run -0 "$U/py-dump" -e "$PY_TRIXIE/usr/bin/python3.13"
+	assert_output --regexp ' version=0x30d[0-9a-f]{4}$'
+	PY_WRAP="chroot $PY_TRIXIE" PY_SCRIPT=$PY_TRIXIE_SCRIPT start python3.13 --depth 40
+	run -0 "$U/py-dump" "$TPID"
+	echo "$output" > "$U/dump"
+	grep -qP '^hold_lock\t/opt/offsample/offsample-pywait.py\t[1-9]' "$U/dump"
+	grep -qP '^Thread.run\t/usr/lib/python3.13/threading.py\t[1-9]' "$U/dump"
+	run -0 "$PYSPY" dump --json --pid "$TPID"
+	echo "$output" > "$U/spy.json"
+	run -0 "$ROOT/tests/upy/py-compare" "$U/dump" "$U/spy.json"
+	echo "$output"
+	assert_output --regexp 'threads=7 frames=[0-9]+ mismatches=0'
+	local holder spin
+	holder=$(sed -n 's/^gil 0x[0-9a-f]* holder \([0-9]*\)$/\1/p' "$U/dump")
+	spin=$(perl -MJSON::PP -e 'local $/; my $j = decode_json(<STDIN>);
+		print join(" ", map { "$_->{os_thread_id}:$_->{thread_name}" } grep { $_->{owns_gil} } @$j)' < "$U/spy.json")
+	[ -n "$holder" ] && [ "$holder:spin" = "$spin" ]
+}
 
 @test "upy: Debian's python3.11: one entry mark per native eval frame (eu-stack)" { check_entries debian; }
 @test "upy: pyenv 3.12: one entry mark per native eval frame (eu-stack)" { check_entries 3.12; }

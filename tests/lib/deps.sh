@@ -34,8 +34,9 @@ need_group() {
 		want_apt+=(curl) ;;
 	python)
 		# py-spy (the oracle of the Python frames, tests/host/upy.bats)
-		# from PyPI into build/deps/pyspy (below); elfutils for eu-stack.
-		want_apt+=(python3-pip elfutils) ;;
+		# from PyPI into build/deps/pyspy (below); elfutils for eu-stack;
+		# debootstrap for Debian 13's python3.13 in a root of its own.
+		want_apt+=(python3-pip elfutils debootstrap) ;;
 	bench)
 		want_apt+=(linux-perf bpfcc-tools) ;;
 	rt)
@@ -130,6 +131,21 @@ for g in "$@"; do
 				--target "$ydir" py-spy==0.4.3 >&2
 			printf '0.4.3' > "$ydir/.version"
 		fi
+		# Debian 13 (trixie) with its python3.13, a minimal root made
+		# once (about 260 MB, 30 s from the mirror): a Python built
+		# by Debian's newer toolchain, in a process whose files are in
+		# another root (tests/host/upy.bats, tests/guest/64-python.bats
+		# run it with chroot).  The workload is copied in each time.
+		troot=$top/build/deps/trixie-root
+		if [ ! -x "$troot/usr/bin/python3.13" ]; then
+			echo "deps.sh: debootstrap trixie (python3.13) into $troot" >&2
+			rm -rf "$troot" "$troot.tmp"
+			debootstrap --variant=minbase --include=python3.13 trixie "$troot.tmp" \
+				"${OFFS_DEBIAN_MIRROR:-http://deb.debian.org/debian}" >&2
+			mv "$troot.tmp" "$troot"
+		fi
+		mkdir -p "$troot/opt/offsample"
+		cp "$top/tests/workload/offsample-pywait.py" "$troot/opt/offsample/"
 		;;
 	otelcol)
 		# An OpenTelemetry Collector (tests/otelcol: OTLP receiver,

@@ -21,15 +21,15 @@ py_interp() {
 	echo "$p"
 }
 
-# py_start OUT PYTHON [ARGS]: tests/workload/offsample-pywait.py in the
-# background, up to its "ready" (60 s); sets PY_PID.  With PY_WRAP set
-# (e.g. "unshare -p -f --mount-proc"), run under it: PY_PID is then the
-# wrapper's.
+# py_start OUT PYTHON [ARGS]: tests/workload/offsample-pywait.py (or
+# PY_SCRIPT) in the background, up to its "ready" (60 s); sets PY_PID.
+# With PY_WRAP set (e.g. "unshare -p -f --mount-proc", "chroot ROOT"), run
+# under it: PY_PID is then the wrapper's.
 py_start() {
 	local out=$1 py=$2 i
 	shift 2
 	: > "$out"
-	${PY_WRAP:-} "$py" "$TOP/tests/workload/offsample-pywait.py" "$@" > "$out" 2>&1 3>&- &
+	${PY_WRAP:-} "$py" "${PY_SCRIPT:-$TOP/tests/workload/offsample-pywait.py}" "$@" > "$out" 2>&1 3>&- &
 	PY_PID=$!
 	for i in $(seq 600); do
 		grep -q '^ready$' "$out" && return 0
@@ -39,3 +39,8 @@ py_start() {
 	cat "$out" >&2
 	return 1
 }
+
+# The Debian 13 root tests/lib/deps.sh python makes (chroot into it), and
+# the workload's path in it.
+PY_TRIXIE=$TOP/build/deps/trixie-root
+PY_TRIXIE_SCRIPT=/opt/offsample/offsample-pywait.py

@@ -10,7 +10,8 @@
  *                          thread TID
  *                          QUALNAME<TAB>FILE<TAB>LINE<TAB>ENTRY
  *                        innermost frame first; ENTRY is 1 on the
- *                        outermost frame of each C-level evaluation
+ *                        outermost frame of each C-level evaluation;
+ *                        then "gil ADDR holder TID" (TID 0: not held)
  *
  * Used by tests/host/upy.bats, which compares it with py-spy dump.  The
  * process is not stopped: run it on threads that wait.
@@ -223,6 +224,20 @@ int main(int argc, char **argv)
 		if (d->d_name[0] != '.')
 			dump_thread(&m, &l, &s, atoi(d->d_name));
 	closedir(dir);
+	/* The GIL of the main thread's interpreter. */
+	{
+		struct offs_py_gil g;
+		u64 ts, tid = 0;
+
+		if (offs_py_tstate(&m, &l, s.runtime, pid, &ts) ||
+		    offs_py_gil(&m, &l, s.runtime, ts, &g) ||
+		    (g.holder && offs_py_ts_tid(&m, &l, g.holder, &tid))) {
+			printf("gil unreadable\n");
+			return 1;
+		}
+		printf("gil %#llx holder %llu\n", (unsigned long long)g.addr,
+		       (unsigned long long)tid);
+	}
 	return 0;
 }
 #endif

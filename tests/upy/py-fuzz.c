@@ -119,6 +119,16 @@ static void walk_all(const struct offs_py_layout *l,
 		if (err)
 			continue;
 		r0 = reads;
+		{
+			struct offs_py_gil g;
+			u64 tid;
+
+			if (!offs_py_gil(&m, l, s->runtime, ts, &g) && g.holder)
+				offs_py_ts_tid(&m, l, g.holder, &tid);
+		}
+		if (reads - r0 > 4)
+			fail("offs_py_gil", reads - r0);
+		r0 = reads;
 		n = offs_py_walk(&m, l, ts, f, 128, &truncated, &err);
 		if (reads - r0 > 2 * 128 + 4 || n > 128)
 			fail("offs_py_walk", reads - r0);

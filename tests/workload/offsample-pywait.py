@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """A Python program whose threads wait the ways services do (issue 44).
 
-    python3 offsample-pywait.py [--depth N] [--churn]
+    python3 offsample-pywait.py [--depth N] [--churn] [--gil]
 
 Threads, each named after its function: hold_lock (threading.Lock),
 wait_queue (queue.Queue.get), serve (socket accept), spin (a CPU loop),
@@ -9,7 +9,8 @@ recurse (N nested calls, then a sleep), via_c (a function that map(),
 C code, calls: a second C-level evaluation); the main thread sleeps in
 Sleeper.nap.  With --churn, one more thread, churn, starts short-lived
 threads (short_life: a 2 ms sleep) one after another, so that threads
-exit while they are sampled.  Prints "ready" when every thread is at its
+exit while they are sampled.  With --gil, a second spinner, spin2: the
+two take turns with the GIL, each waiting for it while the other runs.  Prints "ready" when every thread is at its
 wait, then runs until killed.
 """
 import queue
@@ -51,6 +52,10 @@ def spin():
         x += 1
 
 
+def spin2():
+    spin()
+
+
 def recurse(n):
     if n > 0:
         return recurse(n - 1)
@@ -83,6 +88,7 @@ def main():
     args = sys.argv[1:]
     depth = int(args[args.index("--depth") + 1]) if "--depth" in args else 5
     extra = [(churn, ())] if "--churn" in args else []
+    extra += [(spin2, ())] if "--gil" in args else []
     global started
     started = threading.Barrier(7 + len(extra))
     lk = threading.Lock()

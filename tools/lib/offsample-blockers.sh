@@ -14,13 +14,14 @@ Usage: offsample blockers [--folded] [--frames N] [--offsets] [FILTERS]
 Who holds the locks threads wait for.  At each sample the module reads
 the holder of the user-space lock a blocked thread waits on (a glibc
 mutex's owner, the writer of a glibc rwlock, the owner of a
-priority-inheritance futex), validated, never guessed, and counts
+priority-inheritance futex, the thread holding CPython's GIL), validated,
+never guessed, and counts
 waiter -> holder edges with what the holder was doing at the same tick
 (offsample(4), parameter blockers).  This command prints one line per
 waiter -> holder pair, most samples first:
 
   samples=N waiter=TID wcomm=PROCESS wname=THREAD reason=REASON
-  kind=mutex|robust|pi|rwlock object=ADDRESS holder=TID hname=THREAD
+  kind=mutex|robust|pi|rwlock|gil object=ADDRESS holder=TID hname=THREAD
   hwhat=WHAT chain=TID>TID>... root=TID rname=THREAD rwhat=WHAT
   rframes=FRAME;FRAME;...
 
