@@ -73,6 +73,22 @@ check_scan() {
 	assert_output --partial " $v"
 }
 
+# same_as_pyspy: py-dump's view of $TPID in $U/dump equals py-spy's,
+# frame for frame, and so does the GIL's holder (the spinner).
+same_as_pyspy() {
+	local holder spin
+	run -0 "$PYSPY" dump --json --pid "$TPID"
+	echo "$output" > "$U/spy.json"
+	run -0 "$ROOT/tests/upy/py-compare" "$U/dump" "$U/spy.json"
+	echo "$output"
+	assert_output --regexp 'threads=7 frames=[0-9]+ mismatches=0'
+	holder=$(sed -n 's/^gil 0x[0-9a-f]* holder \([0-9]*\)$/\1/p' "$U/dump")
+	spin=$(perl -MJSON::PP -e 'local $/; my $j = decode_json(<STDIN>);
+		print join(" ", map { "$_->{os_thread_id}:$_->{thread_name}" } grep { $_->{owns_gil} } @$j)' < "$U/spy.json")
+	echo "GIL holder: ours $holder, py-spy $spin"
+	[ -n "$holder" ] && [ "$holder:spin" = "$spin" ]
+}
+
 check_frames() {
 	local py
 	py=$(interp "$1")
@@ -85,18 +101,7 @@ check_frames() {
 		grep -qP "^\Q$f\E\t$ROOT/tests/workload/offsample-pywait.py\t[1-9][0-9]*\t" "$U/dump" ||
 			{ echo "no $f"; cat "$U/dump"; return 1; }
 	done
-	run -0 "$PYSPY" dump --json --pid "$TPID"
-	echo "$output" > "$U/spy.json"
-	run -0 "$ROOT/tests/upy/py-compare" "$U/dump" "$U/spy.json"
-	echo "$output"
-	assert_output --regexp 'threads=7 frames=[0-9]+ mismatches=0'
-	# The GIL's holder: the spinner, the thread py-spy says owns it.
-	local holder spin
-	holder=$(sed -n 's/^gil 0x[0-9a-f]* holder \([0-9]*\)$/\1/p' "$U/dump")
-	spin=$(perl -MJSON::PP -e 'local $/; my $j = decode_json(<STDIN>);
-		print join(" ", map { "$_->{os_thread_id}:$_->{thread_name}" } grep { $_->{owns_gil} } @$j)' < "$U/spy.json")
-	echo "GIL holder: ours $holder, py-spy $spin"
-	[ -n "$holder" ] && [ "$holder:spin" = "$spin" ]
+	same_as_pyspy
 	# recurse: 41 frames of it, its caller Thread.run below.
 	[ "$(grep -c "^recurse	" "$U/dump")" -eq 41 ]
 }
@@ -160,16 +165,7 @@ check_fuzz() {
 	echo "$output" > "$U/dump"
 	grep -qP '^hold_lock\t/opt/offsample/offsample-pywait.py\t[1-9]' "$U/dump"
 	grep -qP '^Thread.run\t/usr/lib/python3.13/threading.py\t[1-9]' "$U/dump"
-	run -0 "$PYSPY" dump --json --pid "$TPID"
-	echo "$output" > "$U/spy.json"
-	run -0 "$ROOT/tests/upy/py-compare" "$U/dump" "$U/spy.json"
-	echo "$output"
-	assert_output --regexp 'threads=7 frames=[0-9]+ mismatches=0'
-	local holder spin
-	holder=$(sed -n 's/^gil 0x[0-9a-f]* holder \([0-9]*\)$/\1/p' "$U/dump")
-	spin=$(perl -MJSON::PP -e 'local $/; my $j = decode_json(<STDIN>);
-		print join(" ", map { "$_->{os_thread_id}:$_->{thread_name}" } grep { $_->{owns_gil} } @$j)' < "$U/spy.json")
-	[ -n "$holder" ] && [ "$holder:spin" = "$spin" ]
+	same_as_pyspy
 }
 
 @test "upy: Debian's python3.11: one entry mark per native eval frame (eu-stack)" { check_entries debian; }
