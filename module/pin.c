@@ -85,7 +85,7 @@ void offs_user_regs(struct task_struct *t, struct offs_sample *s)
 	s->ubp = regs->bp;
 }
 
-static unsigned int offs_max_udepth(void)
+unsigned int offs_max_udepth(void)
 {
 	return clamp(READ_ONCE(offs_max_user_depth), 1U,
 		     (unsigned int)OFFS_MAX_DEPTH_LIMIT);

@@ -41,6 +41,7 @@
 #include "umm.h"
 #include "ustack.h"
 #include "pystack.h"
+#include "pin.h"
 
 /* ---- interned names (offs_table_lock held) ---- */
 
@@ -238,7 +239,6 @@ static bool offs_pywin_find(u32 tid, u64 *ts)
  */
 void offs_pystack_walk(struct task_struct *t, struct offs_sample *s)
 {
-	unsigned int max;
 	int err;
 	u64 ts;
 	u32 tid;
@@ -252,9 +252,8 @@ void offs_pystack_walk(struct task_struct *t, struct offs_sample *s)
 	if (!tid || !offs_pywin_find(tid, &ts))
 		return;
 	s->pyts = ts;
-	max = clamp(READ_ONCE(offs_max_user_depth), 1U,
-		    (unsigned int)OFFS_MAX_DEPTH_LIMIT);
-	s->pydepth = offs_py_walk(&offs_py_mem, &offs_pywin.l, ts, s->pyf, max,
+	s->pydepth = offs_py_walk(&offs_py_mem, &offs_pywin.l, ts, s->pyf,
+				  offs_max_udepth(),
 				  &s->pytruncated, &err);
 	if (err)
 		s->pytruncated = true;
@@ -390,15 +389,6 @@ static bool offs_pystack_is_eval(unsigned long ip)
 	return ip >= offs_pywin.eval_start && ip < offs_pywin.eval_end;
 }
 
-/* Release a frame's reference (offs_table_lock held). */
-static void offs_uframe_put(struct offs_uframe *f)
-{
-	if (f->kind == OFFS_UF_FILE && f->path)
-		offs_upath_put(f->path);
-	else if (f->kind == OFFS_UF_PY && f->py)
-		offs_pyname_put(f->py);
-}
-
 unsigned int offs_pystack_merge(struct offs_sample *s, struct offs_uframe *f,
 				const unsigned long *ips, unsigned int n,
 				unsigned int max, bool *truncated)
@@ -425,7 +415,7 @@ unsigned int offs_pystack_merge(struct offs_sample *s, struct offs_uframe *f,
 			if (out < max) {
 				m[out++] = f[i];
 			} else {
-				offs_uframe_put(&f[i]);
+				offs_uframe_ref(&f[i], false);
 				*truncated = true;
 			}
 			continue;
@@ -433,7 +423,7 @@ unsigned int offs_pystack_merge(struct offs_sample *s, struct offs_uframe *f,
 		if (!eval && !rest)
 			break;
 		if (i < n)
-			offs_uframe_put(&f[i]);
+			offs_uframe_ref(&f[i], false);
 		while (j < offs_npynamed) {
 			const struct offs_pynamed *p = &offs_pynamed[j++];
 			struct offs_pyname *name;

@@ -33,6 +33,7 @@
 #include "table.h"
 #include "ustack.h"
 #include "pystack.h"
+#include "pin.h"
 
 #define OFFS_UBUCKETS		4096
 
@@ -47,7 +48,7 @@ static_assert(offsetof(struct offs_ustack, base) == 0);
 /* ---- interned stacks (offs_table_lock held) ---- */
 
 /* A frame's reference: a file's path or a Python function's name. */
-static void offs_uframe_ref(const struct offs_uframe *f, bool get)
+void offs_uframe_ref(const struct offs_uframe *f, bool get)
 {
 	if (f->kind == OFFS_UF_FILE && f->path) {
 		if (get)
@@ -128,13 +129,6 @@ static struct offs_ustack *offs_ustack_intern(const struct offs_uframe *f,
 }
 
 /* ---- capture (sampler kthread only) ---- */
-
-/* Frames of a merged stack: native and Python ones together. */
-static unsigned int offs_max_udepth_py(void)
-{
-	return clamp(READ_ONCE(offs_max_user_depth), 1U,
-		     (unsigned int)OFFS_MAX_DEPTH_LIMIT);
-}
 
 static struct offs_uframe_raw offs_uraw[OFFS_MAX_DEPTH_LIMIT];
 static struct offs_uframe offs_uframes[OFFS_MAX_DEPTH_LIMIT];
@@ -367,7 +361,7 @@ struct offs_ustack *offs_ustack_capture(struct offs_sample *s)
 	mutex_lock(&offs_table_lock);
 	if (s->pydepth)
 		n = offs_pystack_merge(s, offs_uframes, s->uips, n,
-				       offs_max_udepth_py(), &truncated);
+				       offs_max_udepth(), &truncated);
 	us = n ? offs_ustack_intern(offs_uframes, n, false,
 				    s->utruncated || truncated) :
 		 NULL;

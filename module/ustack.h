@@ -52,6 +52,7 @@ void offs_uwin_end_if_orphaned(void);
 
 void offs_ustack_exit(void);
 void offs_ustack_put(struct offs_ustack *us);
+void offs_uframe_ref(const struct offs_uframe *f, bool get);
 void offs_ustack_get(struct offs_ustack *us);
 u64 offs_ustack_unit_cost(void);
 unsigned int offs_ustack_count(void);
