@@ -17,8 +17,9 @@
 # Loop counts and sizes: BENCH_SIZES, BENCH_PROC_PASSES, BENCH_TICKS_COLD,
 # BENCH_TICKS_WARM, BENCH_PIPE_THREADS, BENCH_PIPE_LOOPS, BENCH_PIPE_ROUNDS,
 # BENCH_READ_SIZES, BENCH_READS, BENCH_CFI_THREADS, BENCH_BLK_THREADS,
-# BENCH_MODEL_SIZES, BENCH_MODEL_PCTS,
-# BENCH_SECTIONS (tick model pipe read cfi blockers oncpu; see tests/bench/bench-inner.sh).
+# BENCH_MODEL_SIZES, BENCH_MODEL_PCTS, BENCH_PY_THREADS, BENCH_PY_DEPTH, BENCH_PY_BIN,
+# BENCH_SECTIONS (tick model pipe read cfi blockers oncpu python; see
+# tests/bench/bench-inner.sh).
 
 BENCH_BIN := $(BUILD)/bench
 

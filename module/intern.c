@@ -42,6 +42,7 @@ void offs_istore_add(struct offs_istore *st, struct offs_interned *o,
 	o->refs = 1;
 	hlist_add_head(&o->node, offs_istore_bucket(st, hash));
 	st->n++;
+	WRITE_ONCE(st->bytes, st->bytes + offs_ksize(bytes));
 	atomic64_add(offs_ksize(bytes), &offs_stats.memory_bytes);
 }
 
@@ -52,6 +53,7 @@ void offs_istore_free(struct offs_istore *st, struct offs_interned *o,
 	lockdep_assert_held(&offs_table_lock);
 	hlist_del(&o->node);
 	st->n--;
+	WRITE_ONCE(st->bytes, st->bytes - offs_ksize(bytes));
 	atomic64_sub(offs_ksize(bytes), &offs_stats.memory_bytes);
 	kfree(o);
 }
@@ -60,6 +62,12 @@ void offs_istore_free(struct offs_istore *st, struct offs_interned *o,
 unsigned int offs_istore_count(const struct offs_istore *st)
 {
 	return READ_ONCE(st->n);
+}
+
+/* Any context: a statistic, read without the lock. */
+u64 offs_istore_bytes(const struct offs_istore *st)
+{
+	return READ_ONCE(st->bytes);
 }
 
 void offs_interned_get(struct offs_interned *o)

@@ -2,7 +2,7 @@
 /*
  * intern.c: hash-consed objects (user stacks, paths, wait objects): one
  * copy of each distinct value, shared by reference count.  Everything but
- * offs_istore_count() (a statistic) runs under offs_table_lock.
+ * offs_istore_count() and offs_istore_bytes() (statistics) runs under offs_table_lock.
  *
  * An interned type starts with struct offs_interned and has a store of its
  * own; it compares its values itself while it walks a bucket:
@@ -32,6 +32,7 @@ struct offs_istore {
 	struct hlist_head *buckets;
 	unsigned int nbuckets;
 	unsigned int n;			/* objects in the store */
+	u64 bytes;			/* what they take, as allocated */
 };
 
 struct hlist_head *offs_istore_bucket(struct offs_istore *st, u32 hash);
@@ -41,6 +42,7 @@ void offs_istore_add(struct offs_istore *st, struct offs_interned *o,
 void offs_istore_free(struct offs_istore *st, struct offs_interned *o,
 		      size_t bytes);
 unsigned int offs_istore_count(const struct offs_istore *st);
+u64 offs_istore_bytes(const struct offs_istore *st);
 void offs_interned_get(struct offs_interned *o);
 bool offs_interned_unref(struct offs_interned *o);
 

@@ -30,6 +30,7 @@
 #include <linux/pid_namespace.h>
 #include <linux/sort.h>
 #include <linux/jhash.h>
+#include <linux/hash.h>
 #include <linux/string.h>
 #include <linux/futex.h>
 #include <linux/syscalls.h>
@@ -77,19 +78,32 @@ unsigned int offs_pyname_count(void)
 	return offs_istore_count(&offs_pynames);
 }
 
+u64 offs_pyname_bytes(void)
+{
+	return offs_istore_bytes(&offs_pynames);
+}
+
 /* What one name of the longest kind takes, as allocated. */
 u64 offs_pyname_unit_cost(void)
 {
 	return offs_ksize(offs_pyname_size(OFFS_PY_NAME_MAX, OFFS_PY_FILE_MAX));
 }
 
-/* The interned name with a reference, or NULL (past max_stacks, no memory). */
+static u32 offs_pyname_hash(const char *q, unsigned int qlen,
+			    const char *file, unsigned int flen)
+{
+	return jhash(q, qlen, jhash(file, flen, 0));
+}
+
+/*
+ * The interned name with a reference, or NULL (past max_stacks, no
+ * memory); hash is offs_pyname_hash()'s.
+ */
 static struct offs_pyname *offs_pyname_intern(const char *q, unsigned int qlen,
 					      const char *file,
-					      unsigned int flen)
+					      unsigned int flen, u32 hash)
 {
 	struct offs_pyname *p;
-	u32 hash = jhash(q, qlen, jhash(file, flen, 0));
 
 	hlist_for_each_entry(p, offs_istore_bucket(&offs_pynames, hash),
 			     base.node) {
@@ -160,6 +174,8 @@ static int offs_pythread_cmp(const void *a, const void *b)
 	return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
 
+static void offs_pymemo_reset(void);
+
 /*
  * The window of mm was entered and its code mapped (offs_umm_map_code()):
  * look for an interpreter.  Reads the process's memory without faulting
@@ -176,6 +192,7 @@ void offs_pywin_enter(struct mm_struct *mm)
 	offs_pywin.entered = true;
 	offs_pywin.mm = NULL;
 	offs_pywin.nthreads = 0;
+	offs_pymemo_reset();
 	if (!READ_ONCE(offs_python_stacks))
 		return;
 	py = offs_umm_python(&bias);
@@ -305,6 +322,7 @@ static struct offs_pynamed {
 	u16 qlen;
 	u16 flen;
 	u32 line;
+	u32 hash;		/* offs_pyname_hash() */
 	bool last;		/* the outermost frame of its evaluation */
 	bool none;		/* an evaluation with no frame to show */
 } offs_pynamed[OFFS_MAX_DEPTH_LIMIT];
@@ -312,11 +330,9 @@ static unsigned int offs_npynamed;
 static char offs_py_arena[OFFS_PY_ARENA];
 static struct offs_py_code offs_py_code_buf;
 
-static bool offs_py_arena_put(const char *str, u32 *at, u16 *len,
+static bool offs_py_arena_put(const char *str, size_t n, u32 *at, u16 *len,
 			      unsigned int *used)
 {
-	size_t n = strlen(str);
-
 	if (n > U16_MAX || *used + n > OFFS_PY_ARENA)
 		return false;
 	memcpy(offs_py_arena + *used, str, n);
@@ -324,6 +340,106 @@ static bool offs_py_arena_put(const char *str, u32 *at, u16 *len,
 	*len = n;
 	*used += n;
 	return true;
+}
+
+/*
+ * The window's memo of named frames: (code object, instruction, owner) ->
+ * name, file and line, so that threads of a process waiting at the same
+ * place (a pool's workers) read and decode each code object once a tick,
+ * not once a thread.  4-way sets; the strings in an arena of their own;
+ * valid for one window (offs_pymemo_gen), where a code object cannot have
+ * been freed and another put at its address running the same instruction
+ * unless the program defines and drops functions while a tick passes
+ * over it: then a frame may take the old one's name for that tick.
+ * Sampler only (offs_pystack_name()).
+ */
+#define OFFS_PYMEMO_BITS	8
+#define OFFS_PYMEMO_WAYS	4
+#define OFFS_PYMEMO_ARENA	(32U << 10)
+
+static struct offs_pymemo {
+	u64 code;
+	u64 instr;
+	u32 gen;		/* valid when offs_pymemo_gen */
+	u32 q;			/* offsets in offs_pymemo_arena */
+	u32 f;
+	u16 qlen;
+	u16 flen;
+	u32 line;
+	u32 hash;		/* offs_pyname_hash() of the name and file */
+	u8 owner;
+	bool none;		/* offs_py_code() said -ENOENT */
+	bool truncated;
+} offs_pymemo[1U << OFFS_PYMEMO_BITS];
+static char offs_pymemo_arena[OFFS_PYMEMO_ARENA];
+static unsigned int offs_pymemo_used;
+static u32 offs_pymemo_gen;
+
+/* A new window: forget every entry. */
+static void offs_pymemo_reset(void)
+{
+	offs_pymemo_used = 0;
+	if (!++offs_pymemo_gen) {
+		memset(offs_pymemo, 0, sizeof(offs_pymemo));
+		offs_pymemo_gen = 1;
+	}
+}
+
+static struct offs_pymemo *offs_pymemo_set(const struct offs_py_frame *f)
+{
+	u32 h = hash_64(f->code ^ (f->instr * 31) ^ f->owner,
+			OFFS_PYMEMO_BITS);
+
+	return &offs_pymemo[h & ~(OFFS_PYMEMO_WAYS - 1)];
+}
+
+static struct offs_pymemo *offs_pymemo_find(const struct offs_py_frame *f)
+{
+	struct offs_pymemo *e = offs_pymemo_set(f);
+	unsigned int i;
+
+	for (i = 0; i < OFFS_PYMEMO_WAYS; i++, e++)
+		if (e->gen == offs_pymemo_gen && e->code == f->code &&
+		    e->instr == f->instr && e->owner == f->owner)
+			return e;
+	return NULL;
+}
+
+/* Remember what offs_py_code() gave for f (0 or -ENOENT), if there is room. */
+static void offs_pymemo_add(const struct offs_py_frame *f, int err,
+			    const struct offs_py_code *c, size_t ql, size_t fl,
+			    u32 hash)
+{
+	struct offs_pymemo *set = offs_pymemo_set(f), *e = set;
+	unsigned int i;
+
+	for (i = 0; i < OFFS_PYMEMO_WAYS; i++)
+		if (set[i].gen != offs_pymemo_gen) {
+			e = &set[i];
+			break;
+		}
+	if (err) {
+		ql = 0;
+		fl = 0;
+	}
+	if (offs_pymemo_used + ql + fl > OFFS_PYMEMO_ARENA)
+		return;
+	e->gen = offs_pymemo_gen;
+	e->code = f->code;
+	e->instr = f->instr;
+	e->owner = f->owner;
+	e->none = err;
+	e->truncated = !err && c->truncated;
+	e->line = err ? 0 : c->line;
+	e->hash = hash;
+	e->q = offs_pymemo_used;
+	e->qlen = ql;
+	memcpy(offs_pymemo_arena + offs_pymemo_used, c->qualname, ql);
+	offs_pymemo_used += ql;
+	e->f = offs_pymemo_used;
+	e->flen = fl;
+	memcpy(offs_pymemo_arena + offs_pymemo_used, c->file, fl);
+	offs_pymemo_used += fl;
 }
 
 /*
@@ -342,10 +458,37 @@ void offs_pystack_name(struct offs_sample *s)
 	offs_npynamed = 0;
 	for (i = 0; i < s->pydepth; i++) {
 		struct offs_pynamed *p = &offs_pynamed[n];
+		const struct offs_pymemo *e = offs_pymemo_find(&s->pyf[i]);
+		const char *q, *file;
+		size_t ql, fl;
+		bool cut;
+		u32 line, hash;
 
-		err = offs_py_code(&offs_py_mem, &offs_pywin.l,
-				   offs_pywin.code_type, offs_pywin.unicode_type,
-				   &s->pyf[i], c);
+		if (e) {
+			OFFS_STAT_ADD(py_code_memo_hits, 1);
+			err = e->none ? -ENOENT : 0;
+			q = offs_pymemo_arena + e->q;
+			ql = e->qlen;
+			file = offs_pymemo_arena + e->f;
+			fl = e->flen;
+			cut = e->truncated;
+			line = e->line;
+			hash = e->hash;
+		} else {
+			err = offs_py_code(&offs_py_mem, &offs_pywin.l,
+					   offs_pywin.code_type,
+					   offs_pywin.unicode_type,
+					   &s->pyf[i], c);
+			q = c->qualname;
+			ql = strlen(q);
+			file = c->file;
+			fl = strlen(file);
+			cut = c->truncated;
+			line = c->line;
+			hash = err ? 0 : offs_pyname_hash(q, ql, file, fl);
+			if (!err || err == -ENOENT)
+				offs_pymemo_add(&s->pyf[i], err, c, ql, fl, hash);
+		}
 		if (err == -ENOENT) {
 			if (!s->pyf[i].last)
 				continue;
@@ -365,15 +508,16 @@ void offs_pystack_name(struct offs_sample *s)
 			s->degraded = true;
 			break;
 		}
-		if (c->truncated)
+		if (cut)
 			OFFS_STAT_ADD(py_names_cut, 1);
-		if (!offs_py_arena_put(c->qualname, &p->q, &p->qlen, &used) ||
-		    !offs_py_arena_put(c->file, &p->f, &p->flen, &used)) {
+		if (!offs_py_arena_put(q, ql, &p->q, &p->qlen, &used) ||
+		    !offs_py_arena_put(file, fl, &p->f, &p->flen, &used)) {
 			OFFS_STAT_ADD(py_names_dropped, 1);
 			s->degraded = true;
 			break;
 		}
-		p->line = c->line;
+		p->line = line;
+		p->hash = hash;
 		p->last = s->pyf[i].last;
 		p->none = false;
 		group_open = !p->last;
@@ -437,7 +581,8 @@ unsigned int offs_pystack_merge(struct offs_sample *s, struct offs_uframe *f,
 				continue;
 			}
 			name = offs_pyname_intern(offs_py_arena + p->q, p->qlen,
-						  offs_py_arena + p->f, p->flen);
+						  offs_py_arena + p->f, p->flen,
+						  p->hash);
 			if (!name) {
 				OFFS_STAT_ADD(py_names_dropped, 1);
 				s->degraded = true;

@@ -33,6 +33,7 @@ static inline const char *offs_pyname_file(const struct offs_pyname *p)
 void offs_pyname_get(struct offs_pyname *p);
 void offs_pyname_put(struct offs_pyname *p);
 unsigned int offs_pyname_count(void);
+u64 offs_pyname_bytes(void);
 u64 offs_pyname_unit_cost(void);
 
 /* The window (sampler kthread; no lock held): see ustack.c. */

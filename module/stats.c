@@ -167,6 +167,7 @@ int offs_stats_show(struct seq_file *m, void *v)
 	OFFS_SHOW_U64(py_names_dropped);
 	OFFS_SHOW_U64(py_threads_over);
 	OFFS_SHOW_U64(py_gil_waits);
+	OFFS_SHOW_U64(py_code_memo_hits);
 	OFFS_SHOW_U64(user_faulted);
 	OFFS_SHOW_U64(user_cfi_frames);
 	OFFS_SHOW_U64(user_rule_memo_hits);
@@ -178,6 +179,7 @@ int offs_stats_show(struct seq_file *m, void *v)
 	OFFS_SHOW_VALUE(user_stacks_unique, offs_ustack_count());
 	OFFS_SHOW_VALUE(user_paths_unique, offs_upath_count());
 	OFFS_SHOW_VALUE(py_names_unique, offs_pyname_count());
+	OFFS_SHOW_VALUE(py_names_bytes, offs_pyname_bytes());
 	OFFS_SHOW_VALUE(cfi_cache_mb, READ_ONCE(offs_cfi_cache_mb));
 	OFFS_SHOW_VALUE(cfi_cache_mb_limit, offs_cfi_cache_limit());
 	OFFS_SHOW_VALUE(cfi_tables, cfi_ents);

@@ -64,6 +64,7 @@ struct offs_stats {
 	u64 py_names_dropped;		/* names not stored (bound, memory) */
 	u64 py_threads_over;		/* threads past OFFS_PYWIN_THREADS */
 	u64 py_gil_waits;		/* captures of threads waiting for the GIL */
+	u64 py_code_memo_hits;		/* frames named from pystack.c's memo */
 	u64 user_faulted;		/* walks ended at a non-resident page */
 	u64 user_cfi_frames;		/* user frames found with CFI tables */
 	u64 user_rule_memo_hits;	/* their rules found in umm.c's memo */

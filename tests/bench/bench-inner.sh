@@ -32,11 +32,19 @@
 #          CPU, warm ticks with oncpu=1 against oncpu=0 (time per capture,
 #          IPI included); then `perf bench sched pipe` alone and with the
 #          module at 19 Hz, oncpu=1 and oncpu=0, interleaved
+#   python the cost of Python frames: PY_THREADS threads of Debian's
+#          python3 sleeping PY_DEPTH Python calls deep (tests/bench/
+#          pysleepers.py), in a cgroup the module is told to sample alone;
+#          cold ticks with python_stacks=1 and 0 (the same native walk,
+#          without the frame chain), warm ticks with both, and the same
+#          count of C threads (offsample-sleepers) as the native reference;
+#          then the memory names take when every thread has names of its
+#          own (--distinct: PY_THREADS x PY_DEPTH names)
 #   (memory: stats memory_bytes and /proc/meminfo around every load)
 #
 # Sizes and loop counts come from the environment (BENCH_*; defaults
 # below, smaller ones with BENCH_QUICK=1).  BENCH_SECTIONS selects
-# sections ("tick pipe read cfi blockers oncpu" by default).
+# sections ("tick model pipe read cfi blockers oncpu python" by default).
 set -u
 OUT=${1:?usage: bench-inner.sh OUTDIR}
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
@@ -57,13 +65,16 @@ PARAM=/sys/module/offsample/parameters
 if [ "${BENCH_QUICK:-0}" = 1 ]; then
 	d_sizes="300 1000"; d_passes=3; d_tcold=3; d_twarm=6; d_model_sizes=300
 	d_pipe_threads=500; d_pipe_loops=3000; d_pipe_rounds=1
-	d_read_sizes="100 1000"; d_reads=3; d_profile_secs=3
+	d_read_sizes="100 1000"; d_reads=3; d_profile_secs=3; d_py_threads=200
 else
 	d_sizes="1000 5000 20000"; d_passes=5; d_tcold=5; d_twarm=18; d_model_sizes="1000 2000"
 	d_pipe_threads=2000; d_pipe_loops=20000; d_pipe_rounds=7
-	d_read_sizes="100 10000"; d_reads=5; d_profile_secs=8
+	d_read_sizes="100 10000"; d_reads=5; d_profile_secs=8; d_py_threads=1000
 fi
-SECTIONS=${BENCH_SECTIONS:-tick model pipe read cfi blockers oncpu}
+SECTIONS=${BENCH_SECTIONS:-tick model pipe read cfi blockers oncpu python}
+PY_THREADS=${BENCH_PY_THREADS:-$d_py_threads}
+PY_DEPTH=${BENCH_PY_DEPTH:-10}
+PY_BIN=${BENCH_PY_BIN:-/usr/bin/python3}
 MODEL_SIZES=${BENCH_MODEL_SIZES:-$d_model_sizes}
 MODEL_PCTS=${BENCH_MODEL_PCTS:-0 10 100}
 BLK_THREADS=${BENCH_BLK_THREADS:-1000}
@@ -170,6 +181,7 @@ sleepers_stop() {
 
 cleanup() {
 	[ -n "$bg_pid" ] && kill -KILL $bg_pid 2>/dev/null
+	[ -n "${py_pid:-}" ] && kill -KILL $py_pid 2>/dev/null
 	sleepers_stop
 	unload
 }
@@ -204,6 +216,9 @@ log "environment"
 	echo "reads	$READS"
 	echo "cfi_threads	$CFI_THREADS"
 	echo "blk_threads	$BLK_THREADS"
+	echo "py_threads	$PY_THREADS"
+	echo "py_depth	$PY_DEPTH"
+	echo "py_version	$("$PY_BIN" -c 'import sys; print(sys.version.split()[0])' 2>/dev/null)"
 	echo "model_sizes	$MODEL_SIZES"
 	echo "model_pcts	$MODEL_PCTS"
 	echo "model_ticks	$TICKS_COLD"
@@ -563,6 +578,78 @@ if [[ " $SECTIONS " == *" oncpu "* ]]; then
 	done
 	pipe_run "$((PIPE_ROUNDS + 1))" base
 	PIPE_TSV=$OUT/pipe.tsv
+fi
+
+# ---------------------------------------------------------------- python
+# The cost of Python frames.  Each workload runs alone in a cgroup the
+# module samples alone (cgroup=), so that a window's captures are its
+# threads' (and the process's main thread).
+PY_CG=/sys/fs/cgroup/offs-bench-py
+py_pid=
+
+# py_start OUTFILE COMMAND...: COMMAND in the cgroup, until it prints "ready".
+py_start() {
+	local f=$1 i
+	shift
+	mkdir -p $PY_CG
+	cmd python "$* (in cgroup /offs-bench-py)"
+	: > "$f"
+	sh -c 'echo $$ > '$PY_CG'/cgroup.procs && exec "$@"' sh "$@" > "$f" 2>&1 &
+	py_pid=$!
+	for i in $(seq 1 3000); do
+		grep -q '^ready' "$f" && { log "python: $(head -n1 "$f") (pid $py_pid)"; return 0; }
+		kill -0 $py_pid 2>/dev/null || break
+		sleep 0.2
+	done
+	log "python workload did not start: $(cat "$f")"
+	return 1
+}
+py_stop() {
+	if [ -n "$py_pid" ]; then
+		kill -KILL $py_pid 2>/dev/null
+		wait $py_pid 2>/dev/null
+		py_pid=
+	fi
+	sleep 2
+}
+
+if [[ " $SECTIONS " == *" python "* ]]; then
+	log "python: $PY_THREADS threads of $PY_BIN, $PY_DEPTH calls deep"
+	if py_start /tmp/py.out "$PY_BIN" "$TOP/tests/bench/pysleepers.py" -n "$PY_THREADS" -d "$PY_DEPTH"; then
+		sleep 2
+		for mode in on off; do
+			v=$([ $mode = on ] && echo 1 || echo 0)
+			log "python: cold ticks, python_stacks=$v"
+			tick_window "py-cold-$mode" "$TICKS_COLD" cgroup=/offs-bench-py thread_cache=0 python_stacks=$v
+			log "python: warm ticks, python_stacks=$v"
+			tick_window "py-warm-$mode" "$TICKS_WARM" cgroup=/offs-bench-py python_stacks=$v
+		done
+		# One thread's merged stack, as the module prints it.
+		load hz="$TICK_HZ" cgroup=/offs-bench-py && wait_ticks 2 600 && wait_cfi 600
+		awk -F'\t' '!/^#/ && $9 ~ /\[py\]same_level_/ { print $9; exit }' $P/stacks > "$R/py-stack.txt"
+		unload
+		py_stop
+	fi
+	log "python: native reference, $PY_THREADS C threads (offsample-sleepers)"
+	if py_start /tmp/py.out "$SLEEPERS" -n "$PY_THREADS" -m same; then
+		sleep 2
+		tick_window py-cold-native "$TICKS_COLD" cgroup=/offs-bench-py thread_cache=0
+		py_stop
+	fi
+	log "python: names, $PY_THREADS x $PY_DEPTH distinct functions"
+	if py_start /tmp/py.out "$PY_BIN" "$TOP/tests/bench/pysleepers.py" -n "$PY_THREADS" -d "$PY_DEPTH" --distinct; then
+		sleep 2
+		for mode in on off; do
+			v=$([ $mode = on ] && echo 1 || echo 0)
+			log "python: names, cold ticks, python_stacks=$v"
+			# max_stacks above the names' count at the default size (10,000), as
+			# in section read: within a 4 GiB guest's max_stacks_limit.
+			tick_window "py-names-$mode" "$TICKS_COLD" cgroup=/offs-bench-py thread_cache=0 \
+				python_stacks=$v max_stacks=16384
+		done
+		py_stop
+	fi
+	rmdir $PY_CG 2>/dev/null
 fi
 
 # ---------------------------------------------------------------- read

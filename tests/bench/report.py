@@ -509,6 +509,43 @@ class Bench:
             return None
         return res
 
+    # ---- python
+    def python(self):
+        res = {'threads': int(self.env.get('py_threads', 0) or 0),
+               'depth': int(self.env.get('py_depth', 0) or 0),
+               'version': self.env.get('py_version', '')}
+        for label in ('cold-on', 'cold-off', 'warm-on', 'warm-off', 'cold-native',
+                      'names-on', 'names-off'):
+            d = self.delta('py-' + label)
+            if not d or not d.get('ticks') or not d.get('threads_visited'):
+                res[label] = None
+                continue
+            caps = d.get('cache_misses', 0)
+            res[label] = dict(tick_costs(d), **{
+                'captures': caps,
+                'full': d.get('full_ns_total', 0) / caps if caps else 0,
+                'pin': d.get('full_pin_ns', 0) / caps if caps else 0,
+                'uwalk': d.get('full_uwalk_ns', 0) / caps if caps else 0,
+                'umap': d.get('user_ns_total', 0) / caps if caps else 0,
+                'frames': d.get('user_frames', 0) / max(d.get('user_walks', 0), 1),
+                'py_frames': d.get('py_frames', 0) / caps if caps else 0,
+                'py_errors': d.get('py_errors', 0),
+                'memo_hits': d.get('py_code_memo_hits', 0),
+                'py_total': d.get('py_frames', 0),
+                'names': d['after'].get('py_names_unique', 0),
+                'names_bytes': d['after'].get('py_names_bytes'),
+                'memory': d.get('memory_bytes_now'),
+                'dropped': d.get('py_names_dropped', 0) + d.get('user_dropped', 0),
+            })
+        try:
+            with open(self.r('py-stack.txt')) as f:
+                res['stack'] = f.read().strip()
+        except OSError:
+            res['stack'] = ''
+        if all(res.get(k) is None for k in ('cold-on', 'cold-off', 'names-on')):
+            return None
+        return res
+
     def profile(self, label, kind, limit=14):
         path = self.r('%s.profile-%s' % (label, kind))
         lines = []
@@ -548,15 +585,16 @@ def main():
             return o
         json.dump(clean({'env': b.env, 'host': b.host, 'tick': tick, 'pipe': pipe,
                          'read': read, 'cfi': b.cfi(), 'blockers': b.blockers(),
-                         'oncpu': b.oncpu(), 'model': b.model()}),
+                         'oncpu': b.oncpu(), 'model': b.model(),
+                         'python': b.python()}),
                   sys.stdout, indent=1, default=str)
         return
     write_md(b, tick, pipe, read, rawdir, b.cfi(), b.blockers(), b.oncpu(), b.model(),
-             see_also)
+             see_also, b.python())
 
 
 def write_md(b, tick, pipe, read, rawdir, cfi=None, blk=None, onc=None, model=None,
-             see_also=()):
+             see_also=(), py=None):
     env, host = b.env, b.host
     w = sys.stdout.write
     quick = env.get('quick') == '1'
@@ -1096,6 +1134,82 @@ def write_md(b, tick, pipe, read, rawdir, cfi=None, blk=None, onc=None, model=No
             if p.get('aa_abs_med') is not None:
                 w('\nA/A noise (base against the base runs around it): median |%s|.\n'
                   % fmt_pct(p['aa_abs_med']))
+        w('\n')
+
+    # ---- h. Python frames
+    if py:
+        w('## h. Python frames\n\n')
+        w('%s threads of Debian\'s python3 (%s), each sleeping %d Python calls deep\n'
+          '(`tests/bench/pysleepers.py`), alone in a cgroup the module samples alone\n'
+          '(`cgroup=`).  A capture is one thread unwound in full (`thread_cache=0`);\n'
+          'its time from the module\'s own counters (`full_ns_total`, of which pinned\n'
+          '`full_pin_ns` and the user walk `full_uwalk_ns`; after the pin, mapping the\n'
+          'stack to files and reading and interning the Python names, `user_ns_total`;\n'
+          'all estimated from one capture in 8).  `python_stacks=0` is the same native\n'
+          'walk of the same threads without the frame chain; the last row is the same\n'
+          'number of C threads (`offsample-sleepers -m same`) as a native reference.\n\n'
+          % (fmt_int(py['threads']), py['version'] or '?', py['depth']))
+        w('| workload | ticks | python_stacks | captures / tick | time / capture | pinned | user walk | mapping and names | native frames / walk | Python frames / capture | tick wall | sampler CPU / tick |\n'
+          '|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n')
+        for label, who, temp, ps in (('cold-on', 'Python', 'cold', '1'),
+                                     ('cold-off', 'Python', 'cold', '0'),
+                                     ('cold-native', 'C', 'cold', '-'),
+                                     ('warm-on', 'Python', 'warm', '1'),
+                                     ('warm-off', 'Python', 'warm', '0')):
+            m = py.get(label)
+            if not m:
+                continue
+            cap = m['captures'] / m['ticks']
+            w('| %s | %s | %s | %s | %s | %s | %s | %s | %.1f | %.1f | %s | %s |\n'
+              % (who, temp, ps, fmt_int(cap),
+                 fmt_ns(m['full']) if m['captures'] else '-',
+                 fmt_ns(m['pin']) if m['captures'] else '-',
+                 fmt_ns(m['uwalk']) if m['captures'] else '-',
+                 fmt_ns(m['umap']) if m['captures'] else '-',
+                 m['frames'], m['py_frames'], fmt_ns(m['tick']), fmt_ns(m['cpu_tick'])))
+        on, off, nat = py.get('cold-on'), py.get('cold-off'), py.get('cold-native')
+        if on and off and off['full']:
+            w('\nA cold capture of a Python thread costs %s with its Python frames\n'
+              'against %s without them (%s; %s more per capture, %s per Python frame)'
+              % (fmt_ns(on['full']), fmt_ns(off['full']), fmt_x(on['full'] / off['full']),
+                 fmt_ns(on['full'] - off['full']),
+                 fmt_ns((on['full'] - off['full']) / on['py_frames']) if on['py_frames'] else '-'))
+            if nat and nat['full']:
+                w(', and %s a C thread\'s capture (%s)' % (fmt_x(on['full'] / nat['full']),
+                                                          fmt_ns(nat['full'])))
+            w('.  ')
+            if on['py_total']:
+                w('Of the Python frames, %s were named from the window\'s memo (the\n'
+                  'threads wait at the same place: each code object is read once a tick).  '
+                  % fmt_pct(100.0 * on['memo_hits'] / on['py_total']))
+            w('Errors reading the frame chains in that window: %d.\n' % on['py_errors'])
+        won, woff = py.get('warm-on'), py.get('warm-off')
+        if won and woff:
+            w('Warm ticks (the threads sleep: counted from the thread cache, no capture)\n'
+              'cost %s per tick with Python frames and %s without.\n'
+              % (fmt_ns(won['tick']), fmt_ns(woff['tick'])))
+        if py.get('stack'):
+            w('\nOne thread\'s user stack as the module prints it (innermost first):\n\n```\n%s\n```\n'
+              % py['stack'][:1500])
+        non, noff = py.get('names-on'), py.get('names-off')
+        if non:
+            w('\n**Memory of names.** With `--distinct` every thread runs functions of its\n'
+              'own: %s x %d names.  Names interned: %s, taking %s (`py_names_bytes`,\n'
+              '%s a name, as allocated); `memory_bytes` %s with Python frames, %s\n'
+              'without (the stacks that hold them included).  Names not stored: %d.\n'
+              'Each name is charged at most %s against `max_stacks` (qualified name\n'
+              'of 256 bytes and file of 512, as allocated), so names can never take\n'
+              'more than `max_stacks` of those.\n'
+              % (fmt_int(py['threads']), py['depth'], fmt_int(non['names']),
+                 fmt_bytes(non['names_bytes'] or 0),
+                 fmt_bytes((non['names_bytes'] or 0) / max(non['names'], 1)),
+                 fmt_bytes(non['memory'] or 0),
+                 fmt_bytes(noff['memory'] or 0) if noff else '-', non['dropped'],
+                 fmt_bytes(1024)))
+            if non['full'] and noff and noff['full']:
+                w('Cold captures of those threads (no frame shared, the memo finds none\n'
+                  'after the first thread\'s bootstrap frames): %s with Python frames, %s\n'
+                  'without.\n' % (fmt_ns(non['full']), fmt_ns(noff['full'])))
         w('\n')
 
     # ---- profiles

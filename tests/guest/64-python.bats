@@ -218,6 +218,22 @@ check_py() {
 	[ "$(stat_get py_gil_waits)" -gt 0 ]
 }
 
+@test "python: threads waiting at the same place are named from the window's memo, as py-spy names them" {
+	local py h0 d=$BATS_TEST_TMPDIR
+	py=$(py_interp debian)
+	h0=$(stat_get py_code_memo_hits)
+	# 30 threads, each 6 calls deep in the same functions, then asleep.
+	PY_SCRIPT=$TOP/tests/bench/pysleepers.py sample_py "$py" -n 30 -d 6
+	run -0 "$TOP/tests/upy/py-compare" --stacks "$d/d" "$d/spy.json"
+	echo "$output"
+	assert_output --regexp 'threads=31 frames=[0-9]+ mismatches=0'
+	grep -qF '[py]same_level_5 (' "$d/d"
+	# Captured at least once (the first tick in the window): the other 29
+	# threads' 6 level frames each come from the memo, at least.
+	echo "memo hits: $(($(stat_get py_code_memo_hits) - h0))"
+	[ $(($(stat_get py_code_memo_hits) - h0)) -ge $((29 * 6)) ]
+}
+
 @test "python: stats count interpreters, frames and names" {
 	local py
 	py=$(py_interp debian)
@@ -225,7 +241,16 @@ check_py() {
 	cat $P/stats | grep '^py_'
 	[ "$(stat_get py_processes)" -gt 0 ]
 	[ "$(stat_get py_frames)" -gt 0 ]
-	[ "$(stat_get py_names_unique)" -gt 0 ]
+	local n b
+	n=$(stat_get py_names_unique)
+	b=$(stat_get py_names_bytes)
+	[ "$n" -gt 0 ]
+	# Each name as allocated: the header and two short strings (a kmalloc
+	# of 64 bytes at least), at most the longest kind's 1 KiB; all of
+	# them part of memory_bytes.
+	[ "$b" -ge $((n * 64)) ]
+	[ "$b" -le $((n * 1024)) ]
+	[ "$(stat_get memory_bytes)" -gt "$b" ]
 	[ "$(stat_get py_names_dropped)" -eq 0 ]
 	[ "$(stat_get py_threads_over)" -eq 0 ]
 }

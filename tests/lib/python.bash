@@ -22,7 +22,8 @@ py_interp() {
 }
 
 # py_start OUT PYTHON [ARGS]: tests/workload/offsample-pywait.py (or
-# PY_SCRIPT) in the background, up to its "ready" (60 s); sets PY_PID.
+# PY_SCRIPT, e.g. tests/bench/pysleepers.py) in the background, up to its
+# "ready" line (60 s); sets PY_PID.
 # With PY_WRAP set (e.g. "unshare -p -f --mount-proc", "chroot ROOT"), run
 # under it: PY_PID is then the wrapper's.
 py_start() {
@@ -32,7 +33,7 @@ py_start() {
 	${PY_WRAP:-} "$py" "${PY_SCRIPT:-$TOP/tests/workload/offsample-pywait.py}" "$@" > "$out" 2>&1 3>&- &
 	PY_PID=$!
 	for i in $(seq 600); do
-		grep -q '^ready$' "$out" && return 0
+		grep -qE '^ready( |$)' "$out" && return 0
 		kill -0 "$PY_PID" 2>/dev/null || break
 		sleep 0.1
 	done

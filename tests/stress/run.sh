@@ -63,7 +63,7 @@ core_tmo=
 
 say() { echo "$*" | tee -a "$SUMMARY"; }
 
-groups="build test vm"
+groups="build test vm python"
 [ "$mode" = rt ] && groups="$groups rt"
 # shellcheck disable=SC2086
 tests/lib/deps.sh $groups || { say "FAILED: installing dependencies"; exit 1; }

@@ -37,7 +37,7 @@ say() { echo "$*" | tee -a "$SUMMARY"; }
 # shellcheck source=packaging/apt-suites.sh
 . "$TOP/packaging/apt-suites.sh"
 
-tests/lib/deps.sh build test vm || { say "FAILED: installing dependencies"; exit 1; }
+tests/lib/deps.sh build test vm python || { say "FAILED: installing dependencies"; exit 1; }
 hash -r
 make --no-print-directory workload >/dev/null || { say "FAILED: building the workload"; exit 1; }
 # shellcheck source=tests/lib/guest-share.bash
