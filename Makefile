@@ -158,7 +158,8 @@ test-host:
 	@$(TOP)/tests/run.sh --host-only
 
 # The developer's quick check: every host suite (the module's checkpatch
-# and sparse among them, tests/host/packaging.bats).
+# and sparse among them, tests/host/packaging.bats; the machine's own
+# install round trip, tests/host/packaging-machine.bats).
 check: test-host
 
 # make test-guest [KVER=6.1|6.12|RELEASE ...] [SUITES="30-drain.bats ..."]

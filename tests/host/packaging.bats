@@ -2,58 +2,16 @@
 # SPDX-License-Identifier: GPL-2.0
 # Packaging, on the host (root): dkms.conf, DKMS builds for the test
 # kernels (6.1, 6.12) in a temporary DKMS tree, make install / uninstall
-# with DESTDIR and for real (DKMS, then a kernel upgrade through the headers
-# postinst, then nothing left behind), make deb, make lint.
+# with DESTDIR, make deb, make lint.  Nothing here touches the machine's
+# own install (tests/host/packaging-machine.bats does): tests/run.sh runs
+# this suite while the guests, which share the machine's root, run with
+# offsample installed.
 
 load '/usr/lib/bats/bats-support/load'
 load '/usr/lib/bats/bats-assert/load'
 bats_require_minimum_version 1.5.0
 
-# A string as an extended regular expression that matches only itself
-# (kernel releases contain "+" and ".").
-rq() { printf '%s' "$1" | sed 's/[][\.^$*+?(){}|]/\\&/g'; }
-
-setup_file() {
-	TOP=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
-	export TOP
-	[ "$(id -u)" -eq 0 ] || skip "packaging tests need root"
-	"$TOP/tests/lib/deps.sh" dkms deb check >&2
-	PKG_TMP=$(mktemp -d /tmp/offsample-pkgtest.XXXXXX)
-	TEST_KERNELS=$("$TOP/tests/vm/kernels.sh" | tr '\n' ' ')
-	VERSION=$(cat "$TOP/VERSION")
-	export PKG_TMP TEST_KERNELS VERSION
-	# A private DKMS (tree, sources, module tree, signing key): nothing of
-	# the machine's DKMS state is touched by the dkms add/build tests.
-	mkdir -p "$PKG_TMP"/dkms/{tree,src,inst,key}
-	export mok_signing_key=$PKG_TMP/dkms/key/mok.key mok_certificate=$PKG_TMP/dkms/key/mok.pub
-}
-
-teardown_file() {
-	# The real install of the round-trip test, if it failed half-way.
-	if [ -f "$PKG_TMP/installed" ]; then
-		(cd "$TOP" && make --no-print-directory uninstall >&2)
-		[ -f "$PKG_TMP/mok-before" ] || rm -f /var/lib/dkms/mok.key /var/lib/dkms/mok.pub
-	fi
-	rm -rf "${PKG_TMP:?}"
-}
-
-setup() {
-	cd "$TOP" || return 1
-	DKMS_OPTS=(--dkmstree "$PKG_TMP/dkms/tree" --sourcetree "$PKG_TMP/dkms/src"
-		--installtree "$PKG_TMP/dkms/inst")
-}
-
-# What an install may touch, for before/after comparisons: file names under
-# the install locations, and the depmod indexes' checksums.  DKMS's own
-# signing key (created by the first DKMS build on a machine, shared by all
-# DKMS modules) is not ours.
-snapshot() {
-	find /usr/src /var/lib/dkms /lib/modules /usr/local/sbin /usr/local/bin \
-		/usr/local/share/man /usr/local/share/offsample /etc/modprobe.d \
-		/etc/modules-load.d /etc/dkms -xdev 2>/dev/null |
-		grep -vE '^/var/lib/dkms/mok\.(key|pub)$' | sort
-	md5sum /lib/modules/*/modules.dep /lib/modules/*/modules.alias 2>/dev/null
-}
+load '../lib/packaging'
 
 @test "packaging: dkms.conf, sourced like dkms does, has the package, VERSION and the DKMS settings" {
 	# The release DKMS passes: the installed 6.1 (a name that does not
@@ -182,135 +140,6 @@ snapshot() {
 	run find "$d" -mindepth 1
 	assert_output ""
 	run make --no-print-directory uninstall DESTDIR="$d"
-	assert_success
-}
-
-@test "packaging: make install (DKMS) + kernel upgrade + make uninstall on this machine leave no trace" {
-	[ -n "$TEST_KERNELS" ] || skip "no test kernel with headers"
-	if [ -n "$(dkms status -m offsample 2>/dev/null)" ] || [ -e /usr/local/sbin/offsample ]; then
-		skip "offsample is installed on this machine already: not touching it"
-	fi
-	local first rest k mok_before=
-	first=${TEST_KERNELS%% *}
-	rest=${TEST_KERNELS#"$first"}
-	[ -f /var/lib/dkms/mok.key ] && mok_before=1 && touch "$PKG_TMP/mok-before"
-	snapshot > "$PKG_TMP/before"
-	touch "$PKG_TMP/installed"
-	# Not the private key of setup_file: the real DKMS's.
-	unset mok_signing_key mok_certificate
-
-	run make --no-print-directory install KVER="$first" NO_APT=1
-	assert_success
-	assert_output --partial "dkms install offsample/$VERSION -k $first"
-	# A new kernel's headers arrive: Debian runs their postinst, DKMS builds.
-	for k in $rest; do
-		run /var/lib/dpkg/info/linux-headers-"$k".postinst configure
-		assert_success
-		assert_output --partial "running auto installation service for kernel $k"
-	done
-	for k in $TEST_KERNELS; do
-		run --separate-stderr dkms status -m offsample -v "$VERSION" -k "$k"
-		assert_output "offsample/$VERSION, $k, x86_64: installed"
-		# depmod knows it: modprobe would load it from updates/dkms.
-		run modprobe -S "$k" --show-depends offsample
-		assert_output --regexp "^insmod /lib/modules/$(rq "$k")/updates/dkms/offsample\.ko"
-	done
-	[ -x /usr/local/sbin/offsample ]
-	[ -f /etc/modprobe.d/offsample.conf ]
-	run /usr/local/sbin/offsample --help
-	assert_success
-
-	# Re-running is harmless; with every kernel installed nothing is rebuilt.
-	run make --no-print-directory install NO_APT=1
-	assert_success
-	if [ "$(packaging/install.sh kernels | tr '\n' ' ')" = "$TEST_KERNELS" ]; then
-		assert_output --partial "already built and installed by DKMS"
-	fi
-
-	run make --no-print-directory uninstall
-	assert_success
-	run --separate-stderr dkms status -m offsample
-	assert_output ""
-	rm -f "$PKG_TMP/installed"
-	[ -n "$mok_before" ] || rm -f /var/lib/dkms/mok.key /var/lib/dkms/mok.pub
-	snapshot > "$PKG_TMP/after"
-	run diff "$PKG_TMP/before" "$PKG_TMP/after"
-	assert_success
-	run make --no-print-directory uninstall
-	assert_success
-}
-
-@test "packaging: guest-setup stale removes what a killed test run (or CI) left behind, and keeps a user's install" {
-	if [ -n "$(dkms status -m offsample 2>/dev/null)" ] || [ -e /usr/local/sbin/offsample ] ||
-	   [ -e /etc/modprobe.d/offsample.conf ] || [ -e /etc/modules-load.d/offsample.conf ]; then
-		skip "offsample is installed (or configured) on this machine already: not touching it"
-	fi
-	local mark=$PKG_TMP/test-install-mark
-	snapshot > "$PKG_TMP/before"
-	touch "$PKG_TMP/installed"
-	unset mok_signing_key mok_certificate
-	# The state CI found on 2026-11-25: tools installed, offsample
-	# registered with the machine's DKMS.
-	run make --no-print-directory install MODULE=none NO_APT=1
-	assert_success
-	run dkms add .
-	assert_success
-
-	# No marker, not CI: a user's install, kept as it is.
-	run env -u CI OFFS_TEST_INSTALL_MARK="$mark" packaging/guest-setup.sh stale
-	assert_success
-	assert_output ""
-	[ -x /usr/local/sbin/offsample ]
-	run --separate-stderr dkms status -m offsample
-	assert_output "offsample/$VERSION: added"
-
-	# The marker of a run killed between before and after: removed.
-	echo "installed by packaging.bats" > "$mark"
-	run env -u CI OFFS_TEST_INSTALL_MARK="$mark" packaging/guest-setup.sh stale
-	assert_success
-	assert_line "guest-setup: removing the offsample install on this machine: an earlier test run installed it and did not remove it (installed by packaging.bats)"
-	[ ! -e "$mark" ]
-	run --separate-stderr dkms status -m offsample
-	assert_output ""
-	snapshot > "$PKG_TMP/after"
-	run diff "$PKG_TMP/before" "$PKG_TMP/after"
-	assert_success
-
-	# On a CI machine any install is a leftover.
-	run make --no-print-directory install MODULE=none NO_APT=1
-	assert_success
-	run env CI=true OFFS_TEST_INSTALL_MARK="$mark" packaging/guest-setup.sh stale
-	assert_success
-	assert_line "guest-setup: removing the offsample install on this machine: this is a CI machine (CI=true)"
-	rm -f "$PKG_TMP/installed"
-	snapshot > "$PKG_TMP/after"
-	run diff "$PKG_TMP/before" "$PKG_TMP/after"
-	assert_success
-	# Nothing installed: nothing to do.
-	run env CI=true OFFS_TEST_INSTALL_MARK="$mark" packaging/guest-setup.sh stale
-	assert_success
-	assert_output ""
-
-	# A run killed while `after` uninstalled: only the configuration is
-	# left (make uninstall removes it last; seen 2026-11-28, when the next
-	# run's packaging round trip then failed on it).  Ours goes ...
-	install -m 644 packaging/offsample.modprobe.conf /etc/modprobe.d/offsample.conf
-	echo "installed by packaging.bats" > "$mark"
-	run env -u CI OFFS_TEST_INSTALL_MARK="$mark" packaging/guest-setup.sh stale
-	assert_success
-	assert_line "guest-setup: only offsample's configuration is left on this machine (an earlier test run installed it and did not remove it (installed by packaging.bats)): removing it unless edited"
-	[ ! -e /etc/modprobe.d/offsample.conf ]
-	[ ! -e "$mark" ]
-	# ... an edited one is the user's and stays.
-	{ cat packaging/offsample.modprobe.conf; echo "options offsample hz=7"; } > /etc/modprobe.d/offsample.conf
-	run env CI=true OFFS_TEST_INSTALL_MARK="$mark" packaging/guest-setup.sh stale
-	assert_success
-	assert_line "config: kept your edited /etc/modprobe.d/offsample.conf (PURGE=1 removes it)"
-	run tail -n1 /etc/modprobe.d/offsample.conf
-	assert_output "options offsample hz=7"
-	rm -f /etc/modprobe.d/offsample.conf
-	snapshot > "$PKG_TMP/after"
-	run diff "$PKG_TMP/before" "$PKG_TMP/after"
 	assert_success
 }
 

@@ -132,17 +132,26 @@ for g in "$@"; do
 			printf '0.4.3' > "$ydir/.version"
 		fi
 		# Debian 13 (trixie) with its python3.13, a minimal root made
-		# once (about 260 MB, 30 s from the mirror): a Python built
-		# by Debian's newer toolchain, in a process whose files are in
-		# another root (tests/host/upy.bats, tests/guest/64-python.bats
-		# run it with chroot).  The workload is copied in each time.
+		# once per machine (about 260 MB, 30 s from the mirror) in
+		# $OFFS_CACHE (as the packaging matrix's downloads), linked
+		# from build/deps: a Python built by Debian's newer toolchain,
+		# in a process whose files are in another root
+		# (tests/host/upy.bats, tests/guest/64-python.bats run it with
+		# chroot).  The workload is copied in each time.
 		troot=$top/build/deps/trixie-root
+		croot=${OFFS_CACHE:-/var/cache/offsample-dev}/trixie-root
 		if [ ! -x "$troot/usr/bin/python3.13" ]; then
-			echo "deps.sh: debootstrap trixie (python3.13) into $troot" >&2
-			rm -rf "$troot" "$troot.tmp"
-			debootstrap --variant=minbase --include=python3.13 trixie "$troot.tmp" \
-				"${OFFS_DEBIAN_MIRROR:-http://deb.debian.org/debian}" >&2
-			mv "$troot.tmp" "$troot"
+			if [ ! -x "$croot/usr/bin/python3.13" ]; then
+				echo "deps.sh: debootstrap trixie (python3.13) into $croot" >&2
+				mkdir -p "$(dirname "$croot")"
+				rm -rf "$croot" "$croot.tmp"
+				debootstrap --variant=minbase --include=python3.13 trixie "$croot.tmp" \
+					"${OFFS_DEBIAN_MIRROR:-http://deb.debian.org/debian}" >&2
+				mv "$croot.tmp" "$croot"
+			fi
+			mkdir -p "$top/build/deps"
+			rm -rf "$troot"
+			ln -s "$croot" "$troot"
 		fi
 		mkdir -p "$troot/opt/offsample"
 		cp "$top/tests/workload/offsample-pywait.py" "$troot/opt/offsample/"
