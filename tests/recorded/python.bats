@@ -1,0 +1,77 @@
+#!/usr/bin/env bats
+# The tools on the Python recordings the guests made: the Python frames in
+# place of the interpreter's evaluation frames once the native ones are
+# named, and report, collapse and the flame graph showing the program's
+# functions with files and lines.  tests/guest/64-python.bats samples
+# tests/workload/offsample-pywait.py on pyenv's 3.12 (python_stacks=1 and
+# 0) and 3.13 and leaves the drained files in its results; the files the
+# frames name are this machine's (the guests share its root).
+#
+# From: 64-python.bats (tests/run.sh runs this suite after the guests when
+# that suite ran; OFFS_RECORDED is the results folder, build/test-results).
+#
+#   OFFS_RECORDED=build/test-results bats tests/recorded/python.bats
+
+# OFFS, ROOT (tests/host/tools-common.bash)
+load ../host/tools-common
+
+SYM=$ROOT/tools/offsample-symbolize
+
+setup() {
+	T=$BATS_TEST_TMPDIR
+	: "${OFFS_RECORDED:?the results folder of a guest run (build/test-results)}"
+}
+
+# recordings NAME: the guests' files NAME-KREL.stacks, one per line; fails
+# when no guest left one.
+recordings() {
+	local f n=0
+	for f in "$OFFS_RECORDED"/guest-*/"$1"-*.stacks; do
+		[ -s "$f" ] || continue
+		echo "$f"
+		n=$((n + 1))
+	done
+	[ "$n" -gt 0 ] || { echo "no guest left $1-*.stacks in $OFFS_RECORDED" >&2; return 1; }
+}
+
+@test "python (recorded): Python frames take the place of _PyEval_EvalFrameDefault; python_stacks=0 leaves them" {
+	local rec recs
+	recs=$(recordings python-merged)
+	for rec in $recs; do
+		echo "# $rec"
+		"$SYM" < "$rec" > "$T/named"
+		# hold_lock's thread: libc's wait at the leaf, then the
+		# interpreter's C code, then the Python frames, then
+		# start_thread: one stack.
+		run -0 awk -F'\t' '!/^#/ && $9 ~ /\[py\]hold_lock / { print $9 }' "$T/named"
+		echo "$output" | tr ';' '\n'
+		assert_output --regexp '^__futex_abstimed_wait_common[^;]*\(libc\.so\.6\);.*;\[py\]hold_lock \([^;]*:[0-9]+\);\[py\]Thread\.run \([^;]*threading\.py:[0-9]+\);\[py\]Thread\._bootstrap_inner \([^;]*\);\[py\]Thread\._bootstrap \([^;]*\);.*start_thread'
+		# No evaluation frame is left where Python frames are.
+		run -1 grep -E '_PyEval_EvalFrameDefault' "$T/named"
+	done
+	recs=$(recordings python-native)
+	for rec in $recs; do
+		"$SYM" < "$rec" > "$T/named"
+		run -1 grep -F '[py]' "$T/named"
+		run -0 grep -c '_PyEval_EvalFrameDefault' "$T/named"
+	done
+}
+
+@test "python (recorded): offsample report, collapse and flamegraph name the program's functions with files and lines" {
+	local rec recs f
+	recs=$(recordings python-3.13)
+	for rec in $recs; do
+		echo "# $rec"
+		run -0 "$OFFS" report "$rec"
+		assert_output --regexp 'hold_lock \(offsample-pywait\.py:[0-9]+\)'
+		assert_output --regexp 'Sleeper\.nap \(offsample-pywait\.py:[0-9]+\)'
+		run -0 "$OFFS" collapse "$rec"
+		assert_line --regexp '^lock;python3\.13;[^ ]*;Thread\._bootstrap \(threading\.py:[0-9]+\);Thread\._bootstrap_inner \(threading\.py:[0-9]+\);Thread\.run \(threading\.py:[0-9]+\);hold_lock \(offsample-pywait\.py:[0-9]+\);'
+		run -0 "$OFFS" flamegraph -o "$T/fg.svg" "$rec"
+		for f in 'Sleeper.nap' hold_lock wait_queue serve spin; do
+			# The frame's title: "NAME (FILE:LINE) (SECONDS s, SHARE%)".
+			grep -qE ">$f \(offsample-pywait\.py:[0-9]+\) \([0-9.]+ s, " "$T/fg.svg" ||
+				{ echo "no $f in the SVG of $rec"; return 1; }
+		done
+	done
+}
