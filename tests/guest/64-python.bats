@@ -67,6 +67,9 @@ check_py() {
 	py=$(py_interp "$1")
 	[ -x "$PYSPY" ]
 	sample_py "$py"
+	# report, collapse and the flame graph of it: on the host
+	# (tests/recorded/python.bats).
+	cp "$BATS_TEST_TMPDIR/d" "$ARTIFACTS/python-$1-$KREL.stacks"
 	run -0 "$TOP/tests/upy/py-compare" --stacks "$BATS_TEST_TMPDIR/d" "$BATS_TEST_TMPDIR/spy.json"
 	echo "$output"
 	assert_output --regexp 'threads=7 frames=[0-9]+ mismatches=0'
@@ -96,15 +99,13 @@ check_py() {
 
 @test "python: pyenv 3.13: every thread's Python frames equal py-spy's" {
 	check_py 3.13
-	# report, collapse and the flame graph of it: on the host
-	# (tests/recorded/python.bats).
-	cp "$BATS_TEST_TMPDIR/d" "$ARTIFACTS/python-3.13-$KREL.stacks"
 }
 
 @test "python: Debian 13's python3.13 in its own root (chroot): Python frames equal py-spy's" {
 	local d=$BATS_TEST_TMPDIR
 	[ -x "$PY_TRIXIE/usr/bin/python3.13" ] || fail "no Debian 13 root at $PY_TRIXIE (tests/lib/deps.sh python makes it)"
 	PY_WRAP="chroot $PY_TRIXIE" PY_SCRIPT=$PY_TRIXIE_SCRIPT sample_py python3.13
+	cp "$d/d" "$ARTIFACTS/python-trixie-$KREL.stacks"
 	run -0 "$TOP/tests/upy/py-compare" --stacks "$d/d" "$d/spy.json"
 	echo "$output"
 	assert_output --regexp 'threads=7 frames=[0-9]+ mismatches=0'

@@ -3,9 +3,11 @@
 # place of the interpreter's evaluation frames once the native ones are
 # named, and report, collapse and the flame graph showing the program's
 # functions with files and lines.  tests/guest/64-python.bats samples
-# tests/workload/offsample-pywait.py on pyenv's 3.12 (python_stacks=1 and
-# 0) and 3.13 and leaves the drained files in its results; the files the
-# frames name are this machine's (the guests share its root).
+# tests/workload/offsample-pywait.py on every interpreter it tests
+# (Debian's 3.11, pyenv's 3.11, 3.12, 3.13, Debian 13's 3.13 in its own
+# root; and pyenv's 3.12 with python_stacks=0) and leaves the drained
+# files in its results; the files the frames name are this machine's (the
+# guests share its root, and the Debian 13 root is under build/deps).
 #
 # From: 64-python.bats (tests/run.sh runs this suite after the guests when
 # that suite ran; OFFS_RECORDED is the results folder, build/test-results).
@@ -57,21 +59,27 @@ recordings() {
 	done
 }
 
-@test "python (recorded): offsample report, collapse and flamegraph name the program's functions with files and lines" {
-	local rec recs f
-	recs=$(recordings python-3.13)
-	for rec in $recs; do
-		echo "# $rec"
-		run -0 "$OFFS" report "$rec"
-		assert_output --regexp 'hold_lock \(offsample-pywait\.py:[0-9]+\)'
-		assert_output --regexp 'Sleeper\.nap \(offsample-pywait\.py:[0-9]+\)'
-		run -0 "$OFFS" collapse "$rec"
-		assert_line --regexp '^lock;python3\.13;[^ ]*;Thread\._bootstrap \(threading\.py:[0-9]+\);Thread\._bootstrap_inner \(threading\.py:[0-9]+\);Thread\.run \(threading\.py:[0-9]+\);hold_lock \(offsample-pywait\.py:[0-9]+\);'
-		run -0 "$OFFS" flamegraph -o "$T/fg.svg" "$rec"
-		for f in 'Sleeper.nap' hold_lock wait_queue serve spin; do
-			# The frame's title: "NAME (FILE:LINE) (SECONDS s, SHARE%)".
-			grep -qE ">$f \(offsample-pywait\.py:[0-9]+\) \([0-9.]+ s, " "$T/fg.svg" ||
-				{ echo "no $f in the SVG of $rec"; return 1; }
+@test "python (recorded): offsample report, collapse and flamegraph name the program's functions with files and lines, on every interpreter" {
+	local rec recs f label
+	for label in debian 3.11 3.12 3.13 trixie; do
+		recs=$(recordings "python-$label")
+		for rec in $recs; do
+			echo "# $rec"
+			run -0 "$OFFS" report "$rec"
+			assert_output --regexp 'hold_lock \(offsample-pywait\.py:[0-9]+\)'
+			assert_output --regexp 'Sleeper\.nap \(offsample-pywait\.py:[0-9]+\)'
+			# (3.11 calls the thread's target through C: native
+			# frames between Thread.run and it.)
+			# (3.11 calls the thread's target through C: native
+			# frames between Thread.run and it.)
+			run -0 "$OFFS" collapse "$rec"
+			assert_line --regexp '^lock;python3\.1[1-3];[^ ]*;Thread\._bootstrap \(threading\.py:[0-9]+\);Thread\._bootstrap_inner \(threading\.py:[0-9]+\);Thread\.run \(threading\.py:[0-9]+\);([^ ;]+;)*hold_lock \(offsample-pywait\.py:[0-9]+\);'
+			run -0 "$OFFS" flamegraph -o "$T/fg.svg" "$rec"
+			for f in 'Sleeper.nap' hold_lock wait_queue serve spin; do
+				# The frame's title: "NAME (FILE:LINE) (SECONDS s, SHARE%)".
+				grep -qE ">$f \(offsample-pywait\.py:[0-9]+\) \([0-9.]+ s, " "$T/fg.svg" ||
+					{ echo "no $f in the SVG of $rec"; return 1; }
+			done
 		done
 	done
 }
