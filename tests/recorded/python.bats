@@ -16,24 +16,13 @@
 
 # OFFS, ROOT (tests/host/tools-common.bash)
 load ../host/tools-common
+load recordings
 
 SYM=$ROOT/tools/offsample-symbolize
 
 setup() {
 	T=$BATS_TEST_TMPDIR
 	: "${OFFS_RECORDED:?the results folder of a guest run (build/test-results)}"
-}
-
-# recordings NAME: the guests' files NAME-KREL.stacks, one per line; fails
-# when no guest left one.
-recordings() {
-	local f n=0
-	for f in "$OFFS_RECORDED"/guest-*/"$1"-*.stacks; do
-		[ -s "$f" ] || continue
-		echo "$f"
-		n=$((n + 1))
-	done
-	[ "$n" -gt 0 ] || { echo "no guest left $1-*.stacks in $OFFS_RECORDED" >&2; return 1; }
 }
 
 @test "python (recorded): Python frames take the place of _PyEval_EvalFrameDefault; python_stacks=0 leaves them" {

@@ -15,22 +15,11 @@
 
 # OFFS, ROOT; hdr_get, sum_counts, reason_totals_* (tests/lib/stacks.bash)
 load ../host/tools-common
+load recordings
 
 setup() {
 	T=$BATS_TEST_TMPDIR
 	: "${OFFS_RECORDED:?the results folder of a guest run (build/test-results)}"
-}
-
-# recordings NAME: the guests' files NAME-KREL.stacks, one per line; fails
-# when no guest left one (the guest test that writes it failed or did not run).
-recordings() {
-	local f n=0
-	for f in "$OFFS_RECORDED"/guest-*/"$1"-*.stacks; do
-		[ -s "$f" ] || continue
-		echo "$f"
-		n=$((n + 1))
-	done
-	[ "$n" -gt 0 ] || { echo "no guest left $1-*.stacks in $OFFS_RECORDED" >&2; return 1; }
 }
 
 @test "pprof of a recording: go tool pprof's totals per reason are the file's; user functions named; a filter on piped input" {
