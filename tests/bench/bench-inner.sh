@@ -153,31 +153,56 @@ snap() {	# snap NAME: stats and meminfo with a timestamp
 }
 meminfo() { grep -E '^(MemFree|Slab|SReclaimable|SUnreclaim|VmallocUsed|KernelStack|PageTables):' /proc/meminfo > "$R/$1.meminfo"; }
 
-# sleepers_start N MODE [OPTION...]: start the sleeping-thread helper, wait for "ready".
-sleepers_start() {
-	local n=$1 mode=$2 f=/tmp/sleepers.out i
+# start_ready OUTFILE LABEL COMMAND...: COMMAND in the background, until
+# it prints a line starting with "ready" (10 minutes at most); its pid in
+# ready_pid.
+start_ready() {
+	local f=$1 label=$2 i
 	shift 2
-	cmd load "build/bench/offsample-sleepers -n $n -m $mode${*:+ $*}"
-	: > $f
-	"$SLEEPERS" -n "$n" -m "$mode" "$@" > $f 2>&1 &
-	sl_pid=$!
+	: > "$f"
+	"$@" > "$f" 2>&1 &
+	ready_pid=$!
 	for i in $(seq 1 3000); do
-		grep -q '^ready' $f && { log "sleepers: $(cat $f) (pid $sl_pid)"; return 0; }
-		kill -0 $sl_pid 2>/dev/null || break
+		grep -q '^ready' "$f" && { log "$label: $(head -n1 "$f") (pid $ready_pid)"; return 0; }
+		kill -0 $ready_pid 2>/dev/null || break
 		sleep 0.2
 	done
-	log "sleepers did not start: $(cat $f)"
+	log "$label did not start: $(cat "$f")"
 	return 1
 }
-sleepers_stop() {
-	if [ -n "$sl_pid" ]; then
-		kill -TERM $sl_pid 2>/dev/null
-		wait $sl_pid 2>/dev/null
-		sl_pid=
+
+# stop_wait PID POLLS LABEL ROUND: wait for PID (signalled already) for
+# POLLS x 0.2 s, then kill it (logged).
+stop_wait() {
+	local pid=$1 i
+	for i in $(seq 1 "$2"); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+	if kill -0 "$pid" 2>/dev/null; then
+		log "pipe: round $4 $3: still running $(($2 / 5)) s after SIGINT, killed"
+		kill -KILL "$pid" 2>/dev/null
 	fi
-	# Let the exited threads be reaped before the next measurement.
+	wait "$pid" 2>/dev/null
+}
+
+# sleepers_start N MODE [OPTION...]: start the sleeping-thread helper, wait for "ready".
+sleepers_start() {
+	local n=$1 mode=$2
+	shift 2
+	cmd load "build/bench/offsample-sleepers -n $n -m $mode${*:+ $*}"
+	start_ready /tmp/sleepers.out sleepers "$SLEEPERS" -n "$n" -m "$mode" "$@" || return 1
+	sl_pid=$ready_pid
+}
+# proc_stop VAR SIGNAL: stop the process whose pid VAR holds, let its
+# threads be reaped before the next measurement.
+proc_stop() {
+	local -n pid_var=$1
+	if [ -n "$pid_var" ]; then
+		kill "-$2" "$pid_var" 2>/dev/null
+		wait "$pid_var" 2>/dev/null
+		pid_var=
+	fi
 	sleep 2
 }
+sleepers_stop() { proc_stop sl_pid TERM; }
 
 cleanup() {
 	[ -n "$bg_pid" ] && kill -KILL $bg_pid 2>/dev/null
@@ -413,9 +438,7 @@ pipe_offcputime() {	# ROUND
 		log "offcputime did not start: $(tail -n 5 $f)"
 	fi
 	kill -INT $bg_pid 2>/dev/null
-	for i in $(seq 1 600); do kill -0 $bg_pid 2>/dev/null || break; sleep 0.2; done
-	kill -KILL $bg_pid 2>/dev/null
-	wait $bg_pid 2>/dev/null
+	stop_wait $bg_pid 600 offcputime "$round"
 	bg_pid=
 	{ head -n 3 $f; echo "..."; echo "lines: $(wc -l < $f)"; } > "$R/pipe-$round-offcputime.tool"
 	rm -f $f
@@ -440,8 +463,11 @@ pipe_perf() {	# ROUND
 	else
 		log "perf record did not start: $(cat /tmp/perf-rec.err)"
 	fi
+	# Stopped with SIGINT, then it writes its file; at most 120 s for that
+	# (2026-12-04: the first round's perf record had not exited after
+	# 16 minutes on 6.1.0-57 and the run was stopped by hand).
 	kill -INT $bg_pid 2>/dev/null
-	wait $bg_pid 2>/dev/null
+	stop_wait $bg_pid 600 perfrecord "$round"
 	bg_pid=
 	{ cat /tmp/perf-rec.err; ls -l $f 2>/dev/null; } > "$R/pipe-$round-perfrecord.tool"
 	rm -f $f /tmp/perf.ctl /tmp/perf.ack
@@ -589,29 +615,14 @@ py_pid=
 
 # py_start OUTFILE COMMAND...: COMMAND in the cgroup, until it prints "ready".
 py_start() {
-	local f=$1 i
+	local f=$1
 	shift
 	mkdir -p $PY_CG
 	cmd python "$* (in cgroup /offs-bench-py)"
-	: > "$f"
-	sh -c 'echo $$ > '$PY_CG'/cgroup.procs && exec "$@"' sh "$@" > "$f" 2>&1 &
-	py_pid=$!
-	for i in $(seq 1 3000); do
-		grep -q '^ready' "$f" && { log "python: $(head -n1 "$f") (pid $py_pid)"; return 0; }
-		kill -0 $py_pid 2>/dev/null || break
-		sleep 0.2
-	done
-	log "python workload did not start: $(cat "$f")"
-	return 1
+	start_ready "$f" python sh -c 'echo $$ > '$PY_CG'/cgroup.procs && exec "$@"' sh "$@" || return 1
+	py_pid=$ready_pid
 }
-py_stop() {
-	if [ -n "$py_pid" ]; then
-		kill -KILL $py_pid 2>/dev/null
-		wait $py_pid 2>/dev/null
-		py_pid=
-	fi
-	sleep 2
-}
+py_stop() { proc_stop py_pid KILL; }
 
 if [[ " $SECTIONS " == *" python "* ]]; then
 	log "python: $PY_THREADS threads of $PY_BIN, $PY_DEPTH calls deep"
