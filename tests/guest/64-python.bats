@@ -42,7 +42,8 @@ teardown() {
 }
 
 # sample_py PYTHON [ARGS]: the workload, 3 s of its samples drained to
-# $BATS_TEST_TMPDIR/d, py-spy's view of it in spy.json, then stopped.
+# $BATS_TEST_TMPDIR/d, py-spy's view of it in spy.json (not with
+# PY_NO_SPY=1: a dump costs seconds under emulation), then stopped.
 sample_py() {
 	local d=$BATS_TEST_TMPDIR
 	py_start "$d/ready" "$@"
@@ -51,7 +52,7 @@ sample_py() {
 	sleep 3
 	cat $P/drain > "$d/d"
 	# (Not through unshare: py-spy would be given the wrapper.)
-	if [ -x "$PYSPY" ] && [[ "${PY_WRAP:-}" != unshare* ]]; then
+	if [ -x "$PYSPY" ] && [ -z "${PY_NO_SPY:-}" ] && [[ "${PY_WRAP:-}" != unshare* ]]; then
 		"$PYSPY" dump --json --pid "$PY_PID" > "$d/spy.json"
 	fi
 	# unshare ignores SIGTERM while its child runs; --kill-child takes
@@ -117,7 +118,7 @@ check_py() {
 @test "python: Python frames take the place of _PyEval_EvalFrameDefault; python_stacks=0 gives them back" {
 	local py d=$BATS_TEST_TMPDIR
 	py=$(py_interp 3.12)
-	sample_py "$py"
+	PY_NO_SPY=1 sample_py "$py"
 	# Named and checked frame by frame on the host, where
 	# offsample-symbolize costs a fraction of what it costs here
 	# (tests/recorded/python.bats).
@@ -125,7 +126,7 @@ check_py() {
 	grep -qF '[py]hold_lock (' "$d/d"
 	# Turned off: the interpreter's frames, no Python ones.
 	echo 0 > /sys/module/offsample/parameters/python_stacks
-	sample_py "$py"
+	PY_NO_SPY=1 sample_py "$py"
 	cp "$d/d" "$ARTIFACTS/python-native-$KREL.stacks"
 	run -1 grep -F '[py]' "$d/d"
 	grep -qE 'python3\.12[^;]*\+0x[0-9a-f]+' "$d/d"
@@ -144,7 +145,7 @@ check_py() {
 	local py d=$BATS_TEST_TMPDIR
 	py=$(py_interp 3.12)
 	echo 16 > /sys/module/offsample/parameters/max_user_depth
-	sample_py "$py" --depth 60
+	PY_NO_SPY=1 sample_py "$py" --depth 60
 	run -0 awk -F'\t' '!/^#/ && $6 == "python3.12" && $9 ~ /\[py\]recurse / { print $9 }' "$d/d"
 	[ "${#lines[@]}" -ge 1 ]
 	local us=${lines[0]} n
@@ -160,7 +161,7 @@ check_py() {
 	local py d=$BATS_TEST_TMPDIR e0
 	py=$(py_interp 3.13)
 	e0=$(stat_get py_errors)
-	sample_py "$py" --churn
+	PY_NO_SPY=1 sample_py "$py" --churn
 	# The churning thread's frames, and the short-lived threads' now and
 	# then (each lives 2 ms of the tick's 52).
 	grep -qF '[py]churn (' "$d/d"
@@ -173,7 +174,7 @@ check_py() {
 	local py d=$BATS_TEST_TMPDIR
 	py=$(py_interp 3.12)
 	echo tid,wobj > /sys/module/offsample/parameters/key
-	sample_py "$py" --gil
+	PY_NO_SPY=1 sample_py "$py" --gil
 	echo tid > /sys/module/offsample/parameters/key
 	# The two spinners' thread ids, from their Python frames.
 	local spinners
@@ -221,7 +222,7 @@ check_py() {
 @test "python: stats count interpreters, frames and names" {
 	local py
 	py=$(py_interp debian)
-	sample_py "$py"
+	PY_NO_SPY=1 sample_py "$py"
 	cat $P/stats | grep '^py_'
 	[ "$(stat_get py_processes)" -gt 0 ]
 	[ "$(stat_get py_frames)" -gt 0 ]
