@@ -129,7 +129,7 @@ check_py() {
 	PY_NO_SPY=1 sample_py "$py"
 	cp "$d/d" "$ARTIFACTS/python-native-$KREL.stacks"
 	run -1 grep -F '[py]' "$d/d"
-	grep -qE 'python3\.12[^;]*\+0x[0-9a-f]+' "$d/d"
+	grep -qE 'python3\.12[^;[:space:]]*\+0x[0-9a-f]+' "$d/d"
 }
 
 @test "python: a process in its own pid namespace (threads found by their namespace's ids)" {
