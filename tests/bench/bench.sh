@@ -99,6 +99,10 @@ else
 		${BENCH_READ_SIZES:+BENCH_READ_SIZES="$BENCH_READ_SIZES"} \
 		${BENCH_READS:+BENCH_READS="$BENCH_READS"} \
 		${BENCH_CFI_THREADS:+BENCH_CFI_THREADS="$BENCH_CFI_THREADS"} \
+		${BENCH_BLK_THREADS:+BENCH_BLK_THREADS="$BENCH_BLK_THREADS"} \
+		${BENCH_PY_THREADS:+BENCH_PY_THREADS="$BENCH_PY_THREADS"} \
+		${BENCH_PY_DEPTH:+BENCH_PY_DEPTH="$BENCH_PY_DEPTH"} \
+		${BENCH_PY_BIN:+BENCH_PY_BIN="$BENCH_PY_BIN"} \
 		${BENCH_PROFILE:+BENCH_PROFILE="$BENCH_PROFILE"} \
 		tests/bench/bench-inner.sh "$OUT" || rc=$?
 fi
@@ -117,7 +121,7 @@ fi
 # A run of some sections only does not replace the full report either.
 # (Each section on its own: one pattern for all of them cannot match
 # neighbours, whose separating space both would need.)
-all_sections="tick model pipe read cfi blockers oncpu"
+all_sections="tick model pipe read cfi blockers oncpu python"
 partial=0
 for sec in $all_sections; do
 	case " ${BENCH_SECTIONS:-$all_sections} " in
