@@ -105,9 +105,11 @@ log() { echo "[$(date +%T)] $*" | tee -a "$LOG" >&2; }
 
 # cmd SECTION COMMAND...: remember the exact command line (once per form).
 cmd() {
-	local sec=$1; shift
-	grep -qxF "$sec	$*" "$OUT/commands.txt" 2>/dev/null ||
-		printf '%s\t%s\n' "$sec" "$*" >> "$OUT/commands.txt"
+	local sec=$1 line
+	shift
+	line=${*//$TOP\//}	# paths in the checkout, relative to it
+	grep -qxF "$sec	$line" "$OUT/commands.txt" 2>/dev/null ||
+		printf '%s\t%s\n' "$sec" "$line" >> "$OUT/commands.txt"
 }
 
 unload() {

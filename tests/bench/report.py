@@ -19,6 +19,14 @@ import os
 import statistics
 import sys
 
+# The checkout: paths under it are shown relative to it (a report names no
+# developer's machine).
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def rel(text):
+    return text.replace(TOP + '/', '')
+
 TARGET_COLD = 20.0
 TARGET_WARM = 200.0
 TARGET_PIPE_LOSS = 1.0         # % at 19 Hz, at most
@@ -539,7 +547,7 @@ class Bench:
             })
         try:
             with open(self.r('py-stack.txt')) as f:
-                res['stack'] = f.read().strip()
+                res['stack'] = rel(f.read().strip())
         except OSError:
             res['stack'] = ''
         if all(res.get(k) is None for k in ('cold-on', 'cold-off', 'names-on')):
@@ -1252,7 +1260,7 @@ def write_md(b, tick, pipe, read, rawdir, cfi=None, blk=None, onc=None, model=No
     w('sysctl -w kernel.threads-max=200000 kernel.pid_max=4194304 vm.max_map_count=1048576\n')
     for row in b.commands:
         if len(row) >= 2:
-            w('%-8s %s\n' % (row[0] + ':', row[1]))
+            w('%-8s %s\n' % (row[0] + ':', rel(row[1])))
     w('```\n\n')
 
     # ---- caveats
