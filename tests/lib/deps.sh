@@ -133,14 +133,17 @@ for g in "$@"; do
 		fi
 		# Debian 13 (trixie) with its python3.13, a minimal root made
 		# once per machine (about 260 MB, 30 s from the mirror) in
-		# $OFFS_CACHE (as the packaging matrix's downloads), linked
-		# from build/deps: a Python built by Debian's newer toolchain,
-		# in a process whose files are in another root
-		# (tests/host/upy.bats, tests/guest/64-python.bats run it with
-		# chroot).  The workload is copied in each time.
+		# $OFFS_ROOTS (default /var/lib/offsample-dev), linked from
+		# build/deps: a Python built by Debian's newer toolchain, in a
+		# process whose files are in another root (tests/host/upy.bats,
+		# tests/guest/64-python.bats run it with chroot).  Not under
+		# /var/cache: virtme-ng mounts a tmpfs there in the guests
+		# (2026-12-04: the guests found no root).  The workload is
+		# copied in each time.
 		troot=$top/build/deps/trixie-root
-		croot=${OFFS_CACHE:-/var/cache/offsample-dev}/trixie-root
-		if [ ! -x "$troot/usr/bin/python3.13" ]; then
+		croot=${OFFS_ROOTS:-/var/lib/offsample-dev}/trixie-root
+		if [ ! -x "$troot/usr/bin/python3.13" ] ||
+		   { [ -L "$troot" ] && [ "$(readlink "$troot")" != "$croot" ]; }; then
 			if [ ! -x "$croot/usr/bin/python3.13" ]; then
 				echo "deps.sh: debootstrap trixie (python3.13) into $croot" >&2
 				mkdir -p "$(dirname "$croot")"
