@@ -2,7 +2,8 @@
 /*
  * intern.c: hash-consed objects (user stacks, paths, wait objects): one
  * copy of each distinct value, shared by reference count.  Everything but
- * offs_istore_count() and offs_istore_bytes() (statistics) runs under offs_table_lock.
+ * offs_istore_count() and offs_istore_bytes() (statistics) runs under
+ * offs_table_lock.
  *
  * An interned type starts with struct offs_interned and has a store of its
  * own; it compares its values itself while it walks a bucket:
