@@ -11,6 +11,8 @@
 # Kernels: every test kernel: a session's filter is the kernel's cgroup
 # hierarchy and pid namespaces, and its windows are swapped against the
 # sampler's ticks (locking on each kernel's mutexes and seq_file).
+# The test tagged once-1 checks the module's own bounds and its refusals
+# of bad settings: one guest of make test runs it (OFFS_ONCE).
 
 load lib
 
@@ -176,6 +178,7 @@ sleepers() {
 	assert_equal "$(stat_get sessions)" 0
 }
 
+# bats test_tags=once-1
 @test "sessions are bounded (max_sessions, EBUSY counted), a dead reader's session is reclaimed, bad settings are refused with errno" {
 	local a b s r0 pid err
 	echo 2 > $PARAM/max_sessions

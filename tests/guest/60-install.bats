@@ -11,7 +11,9 @@
 # whole upgrade inside a guest: slow under emulation.
 #
 # Kernels: every test kernel: DKMS builds and modprobe loads the module of
-# that kernel.
+# that kernel.  The tests tagged once-N check modprobe.d and the installed
+# tools, which are the same whichever kernel loaded the module: one guest
+# of make test runs them (tests/guest/run.sh, OFFS_ONCE).
 
 load lib
 
@@ -75,6 +77,7 @@ teardown_file() {
 	[ -d /sys/module/offsample ]
 }
 
+# bats test_tags=once-1
 @test "install: the example /etc/modprobe.d/offsample.conf changes nothing; defaults apply" {
 	[ -f "$BATS_FILE_TMPDIR/offsample.conf.saved" ] || skip "no $CONF installed"
 	run grep -v '^[[:space:]]*\(#\|$\)' "$BATS_FILE_TMPDIR/offsample.conf.saved"
@@ -86,6 +89,7 @@ teardown_file() {
 	assert_output --regexp '^insmod /lib/modules/[^ ]*/offsample\.ko[^ ]* *$'
 }
 
+# bats test_tags=once-2
 @test "install: the tools in /usr/local/sbin work with the loaded module" {
 	[ -d /sys/module/offsample ] || modprobe offsample
 	run /usr/local/sbin/offsample status
@@ -97,6 +101,7 @@ teardown_file() {
 	assert_success
 }
 
+# bats test_tags=once-1
 @test "install: options in /etc/modprobe.d/offsample.conf are honoured by modprobe" {
 	modprobe -r offsample 2>/dev/null || true
 	printf 'options offsample hz=17 max_depth=20 key=pid\n' > "$CONF"

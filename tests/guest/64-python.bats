@@ -13,7 +13,13 @@
 #
 # Kernels: every test kernel: the module reads the interpreter's memory
 # through each kernel's mm and finds threads by their id in their own pid
-# namespace.  The tools' rendering of what these tests record (naming the
+# namespace: Debian's interpreter, the pid namespace and threads that exit
+# while sampled run on every kernel.  Tests tagged once-1 or once-2 differ
+# from those only in what the module reads from that memory (another
+# interpreter's layout, a parameter, the GIL's fields, the memo, the
+# stats): they run in one guest of make test (tests/guest/run.sh,
+# OFFS_ONCE), and the host renders every interpreter's recording from
+# whichever guest made it.  The tools' rendering of what these tests record (naming the
 # native frames, report, collapse, flame graph) runs on the host after the
 # guests: tests/recorded/python.bats.
 
@@ -90,18 +96,22 @@ check_py() {
 	check_py debian
 }
 
+# bats test_tags=once-1
 @test "python: pyenv 3.11: every thread's Python frames equal py-spy's" {
 	check_py 3.11
 }
 
+# bats test_tags=once-2
 @test "python: pyenv 3.12: every thread's Python frames equal py-spy's" {
 	check_py 3.12
 }
 
+# bats test_tags=once-2
 @test "python: pyenv 3.13: every thread's Python frames equal py-spy's" {
 	check_py 3.13
 }
 
+# bats test_tags=once-1
 @test "python: Debian 13's python3.13 in its own root (chroot): Python frames equal py-spy's" {
 	local d=$BATS_TEST_TMPDIR
 	[ -x "$PY_TRIXIE/usr/bin/python3.13" ] || fail "no Debian 13 root at $PY_TRIXIE (tests/lib/deps.sh python makes it)"
@@ -115,6 +125,7 @@ check_py() {
 	grep -qE '# file: .* path=/usr/bin/python3\.13$' "$d/d"
 }
 
+# bats test_tags=once-2
 @test "python: Python frames take the place of _PyEval_EvalFrameDefault; python_stacks=0 gives them back" {
 	local py d=$BATS_TEST_TMPDIR
 	py=$(py_interp 3.12)
@@ -141,6 +152,7 @@ check_py() {
 	done
 }
 
+# bats test_tags=once-1
 @test "python: a recursion deeper than max_user_depth ends in [truncated]" {
 	local py d=$BATS_TEST_TMPDIR
 	py=$(py_interp 3.12)
@@ -170,6 +182,7 @@ check_py() {
 	echo "py_errors before $e0"
 }
 
+# bats test_tags=once-2
 @test "python: a thread waiting for the GIL has the GIL as its lock, and its holder is named (offsample blockers)" {
 	local py d=$BATS_TEST_TMPDIR
 	py=$(py_interp 3.12)
@@ -203,6 +216,7 @@ check_py() {
 	[ "$(stat_get py_gil_waits)" -gt 0 ]
 }
 
+# bats test_tags=once-1
 @test "python: threads waiting at the same place are named from the window's memo, as py-spy names them" {
 	local py h0 d=$BATS_TEST_TMPDIR
 	py=$(py_interp debian)
@@ -219,6 +233,7 @@ check_py() {
 	[ $(($(stat_get py_code_memo_hits) - h0)) -ge $((29 * 6)) ]
 }
 
+# bats test_tags=once-2
 @test "python: stats count interpreters, frames and names" {
 	local py
 	py=$(py_interp debian)
