@@ -76,6 +76,7 @@ nofp_start() {
 	[ "$(stat_get user_stack_memo_hits)" -gt 0 ]
 }
 
+# bats test_tags=once-1
 @test "cfi: cfi_cache_mb=0 walks frame pointers only (the leaf and little else)" {
 	local d=$BATS_TEST_TMPDIR
 	offs_load hz=19 key=tid cfi_cache_mb=0
@@ -120,6 +121,7 @@ nofp_start() {
 	assert_output --partial "cfi_cache_mb=1000000 refused"
 }
 
+# bats test_tags=once-2
 @test "cfi: cfi_cache_mb=0 written while tables are in use frees them all" {
 	local i b bad=0
 	# thread_cache=0 and a high rate: the sampler is in some process's

@@ -40,6 +40,8 @@ if [ -d "$out/../symcache/syms" ]; then
 		chmod 0700 "$OFFSAMPLE_CACHE_DIR/syms"
 fi
 echo "$KREL" > "$out/kernel"
+# How the host's root is shared (virtiofs or 9p: tests/vm/run-guest.sh).
+findmnt -n -o FSTYPE / > "$out/rootfs" 2>/dev/null || stat -f -c %T / > "$out/rootfs"
 filter=()
 if [ -n "${OFFS_ONCE:-}" ]; then
 	source tests/lib/guest-share.bash
