@@ -18,10 +18,10 @@
 # from those only in what the module reads from that memory (another
 # interpreter's layout, a parameter, the GIL's fields, the memo, the
 # stats): they run in one guest of make test (tests/guest/run.sh,
-# OFFS_ONCE), and the host renders every interpreter's recording from
-# whichever guest made it.  The tools' rendering of what these tests record (naming the
-# native frames, report, collapse, flame graph) runs on the host after the
-# guests: tests/recorded/python.bats.
+# OFFS_ONCE).  The tools' rendering of what these tests record (naming
+# the native frames, report, collapse, flame graph) runs on the host after
+# the guests, on every interpreter's recording from whichever guest made
+# it: tests/recorded/python.bats.
 
 load lib
 

@@ -41,7 +41,7 @@ if [ -d "$out/../symcache/syms" ]; then
 fi
 echo "$KREL" > "$out/kernel"
 # How the host's root is shared (virtiofs or 9p: tests/vm/run-guest.sh).
-findmnt -n -o FSTYPE / > "$out/rootfs" 2>/dev/null || stat -f -c %T / > "$out/rootfs"
+findmnt -n -o FSTYPE / > "$out/rootfs" 2>/dev/null
 filter=()
 if [ -n "${OFFS_ONCE:-}" ]; then
 	source tests/lib/guest-share.bash

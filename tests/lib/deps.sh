@@ -88,6 +88,8 @@ if [ ${#missing[@]} -gt 0 ]; then
 	apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
 fi
 
+# The checkout: build/deps holds what is unpacked or built for it.
+top=$(cd "$(dirname "$0")/../.." && pwd)
 for g in "$@"; do
 	case "$g" in
 	vm|all)
@@ -104,7 +106,6 @@ for g in "$@"; do
 		# of 9p when it is there (measured, 6.1 guest, 45-cache and
 		# 55-user: 158 s instead of 184 s, QEMU's CPU 141 s instead of
 		# 177 s).  Without cargo the guests use 9p: slower, not wrong.
-		top=$(cd "$(dirname "$0")/../.." && pwd)
 		vver=1.14.0
 		vdir=$top/build/deps/virtiofsd
 		cdir=${OFFS_ROOTS:-/var/lib/offsample-dev}/virtiofsd-$vver
@@ -134,7 +135,6 @@ for g in "$@"; do
 		# Debian's node_exporter and promtool, unpacked (dpkg -x) into
 		# build/deps/prometheus once per package version: the tests
 		# start node_exporter themselves on a loopback port.
-		top=$(cd "$(dirname "$0")/../.." && pwd)
 		pdir=$top/build/deps/prometheus
 		want="$(apt-cache policy prometheus-node-exporter prometheus 2>/dev/null | sed -n 's/^  Candidate: //p' | tr '\n' ' ')"
 		if [ ! -x "$pdir/ne/usr/bin/prometheus-node-exporter" ] ||
@@ -156,7 +156,6 @@ for g in "$@"; do
 	python)
 		# py-spy, pinned: one static binary in a wheel (no compiler),
 		# unpacked with pip --target, so nothing is installed system-wide.
-		top=$(cd "$(dirname "$0")/../.." && pwd)
 		ydir=$top/build/deps/pyspy
 		if [ ! -x "$ydir/bin/py-spy" ] || [ "$(cat "$ydir/.version" 2>/dev/null)" != 0.4.3 ]; then
 			echo "deps.sh: installing py-spy 0.4.3 into $ydir (pip)" >&2
@@ -198,7 +197,6 @@ for g in "$@"; do
 		# debug and file exporters) built with Go from the module
 		# proxy into build/deps/otelcol, again only when its sources
 		# change.  Needs Go 1.24 or later (the collector's).
-		top=$(cd "$(dirname "$0")/../.." && pwd)
 		odir=$top/build/deps/otelcol
 		want=$(cat "$top"/tests/otelcol/go.mod "$top"/tests/otelcol/go.sum "$top"/tests/otelcol/main.go | cksum)
 		if [ ! -x "$odir/otelcol" ] || [ "$(cat "$odir/.sources" 2>/dev/null)" != "$want" ]; then

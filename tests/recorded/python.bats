@@ -61,10 +61,6 @@ setup() {
 			# frames between Thread.run and it.  Debian 13's files are
 			# in its root, not here: its native frames stay
 			# "FILE+0xOFF (missing)".)
-			# (3.11 calls the thread's target through C: native
-			# frames between Thread.run and it.  Debian 13's files are
-			# in its root, not here: its native frames stay
-			# "FILE+0xOFF (missing)".)
 			run -0 "$OFFS" collapse "$rec"
 			assert_line --regexp '^lock;python3\.1[1-3];([^;]+;)*Thread\._bootstrap \(threading\.py:[0-9]+\);Thread\._bootstrap_inner \(threading\.py:[0-9]+\);Thread\.run \(threading\.py:[0-9]+\);([^;]+;)*hold_lock \(offsample-pywait\.py:[0-9]+\);'
 			run -0 "$OFFS" flamegraph -o "$T/fg.svg" "$rec"

@@ -82,12 +82,15 @@ rm -f "$out/guest.rc"
 # The root and OUTDIR are shared with virtio-fs when tests/lib/deps.sh vm
 # built virtiofsd (build/deps/virtiofsd), else with 9p (OFFS_9P=1 forces
 # 9p): under TCG, 9p's round trips cost the guest about 15% of its time.
+# OUTDIR/rootfs-asked says which (tests/run.sh compares it with the
+# guest's own OUTDIR/rootfs: virtme-ng falls back to 9p silently).
 fs=(--force-9p)
 vfs=$(cd "$(dirname "$0")/../.." && pwd)/build/deps/virtiofsd/bin
 if [ "${OFFS_9P:-0}" = 0 ] && [ -x "$vfs/virtiofsd" ]; then
 	fs=()
 	export PATH=$vfs:$PATH
 fi
+if [ ${#fs[@]} -eq 0 ]; then echo virtiofs; else echo 9p; fi > "$out/rootfs-asked"
 # KVM does not work on these machines (nested virtualisation hangs): TCG.
 timeout --kill-after=30 "$timeout" \
 	vng --run "$kernel" --disable-kvm --cpus "$cpus" --memory "$memory" \
