@@ -60,6 +60,9 @@ fi
 # 60 s and the kernel log is copied out as it is written (dmesg.txt at the
 # end is not written when the guest is killed by the timeout).
 echo 60 > /proc/sys/kernel/hung_task_timeout_secs 2>/dev/null
+# Errors and worse (hung tasks, RCU stalls, lockups) also go to the serial
+# console, which reaches the host even when the shared directories do not.
+dmesg -n 4 2>/dev/null
 dmesg -w > "$out/dmesg-live.txt" 2>&1 &
 dmesg_pid=$!
 # No single test may take the whole guest down with it.

@@ -100,6 +100,10 @@ vrc=$?
 if [ ! -f "$out/guest.rc" ]; then
 	echo "run-guest.sh: guest $kver did not finish (vng exit $vrc); see $out/console.log" >&2
 	tail -n 20 "$out/console.log" >&2
+	if [ -s "$out/dmesg-live.txt" ]; then
+		echo "run-guest.sh: the last of its kernel log ($out/dmesg-live.txt):" >&2
+		tail -n 20 "$out/dmesg-live.txt" >&2
+	fi
 	exit 125
 fi
 exit "$(cat "$out/guest.rc")"
