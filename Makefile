@@ -40,7 +40,7 @@ help:
 	@echo "     OFFS_TEST_BUDGET=SECONDS for the whole run (5100), OFFS_GUEST_TIMEOUT=SECONDS per guest,"
 	@echo "     OFFS_9P=1: share the root with 9p, not virtio-fs)"
 	@echo "make demo                        profile a sample workload, write an SVG and a report"
-	@echo "make bench [BENCH_SECTIONS=...] [BENCH_KERNEL=rel]  benchmarks against peers in one guest run -> docs/BENCHMARKS.md (other kernels: docs/BENCHMARKS-rel.md)"
+	@echo "make bench [BENCH_SECTIONS=...] [BENCH_KERNEL=rel] [BENCH_MODE=icount]  benchmarks against peers in one guest run -> docs/BENCHMARKS.md (other kernels: docs/BENCHMARKS-rel.md; BENCH_MODE=icount: one vCPU counting instructions, figures that repeat -> docs/BENCHMARKS-icount.md)"
 	@echo "make stress                      long stress + fuzz suites, a guest per test kernel"
 	@echo "make test-debug [OFFS_PARTS=core|long] [OFFS_SUITES=\"00-load.bats ...\"] [OFFS_FILTER=REGEX]"
 	@echo "                [OFFS_CFI_DAMAGE=\"COPIES ROUNDS\"]"

@@ -8,6 +8,9 @@
 #                                measure, write docs/BENCHMARKS.md (raw
 #                                results: build/bench-results/<rel>/)
 #   make bench BENCH_QUICK=1     a short smoke run; report in build/bench/
+#   make bench BENCH_MODE=icount one vCPU under QEMU -icount shift=0: every
+#                                time the guest takes is an instruction count
+#                                that repeats (docs/BENCHMARKS-icount.md)
 #   make bench BENCH_KERNEL=rel  the guest kernel (default: first line of
 #                                tests/vm/kernels.sh); a full run on another
 #                                kernel writes docs/BENCHMARKS-<rel>.md

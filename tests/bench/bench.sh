@@ -11,11 +11,16 @@
 # of tests/vm/kernels.sh), BENCH_QUICK=1 (smoke run: the report goes to
 # build/bench/BENCHMARKS.md instead of docs/; so does a run of some of
 # the BENCH_SECTIONS only), BENCH_MEMORY (4G), BENCH_CPUS (2),
-# BENCH_TIMEOUT (seconds, 5400), and the BENCH_* loop counts of
-# bench-inner.sh.  A full run writes docs/BENCHMARKS.md (on another kernel
-# than the default docs/BENCHMARKS-<release>.md, so both are kept) and
-# keeps its raw results in build/bench-results/<release>/, not committed;
-# the report names that folder and the command that reproduces the run.
+# BENCH_TIMEOUT (seconds, 5400), BENCH_MODE (wall, or icount: one vCPU
+# under QEMU's -icount shift=0, where guest time advances one nanosecond
+# per executed guest instruction, so every time the guest takes is an
+# instruction count that repeats from run to run), and the BENCH_* loop
+# counts of bench-inner.sh.  A full run writes docs/BENCHMARKS.md (on
+# another kernel than the default docs/BENCHMARKS-<release>.md, so both
+# are kept; in icount mode docs/BENCHMARKS-icount[-<release>].md) and
+# keeps its raw results in build/bench-results/<release>[-icount]/, not
+# committed; the report names that folder and the command that
+# reproduces the run.
 set -eu
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$TOP"
@@ -26,10 +31,30 @@ while [ $# -gt 0 ]; do
 	case "$1" in
 	--guest) where=guest; shift ;;
 	--host) where=host; shift ;;
-	-h|--help) sed -n '3,18s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	-h|--help) sed -n '3,23s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	*) echo "bench.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 done
+
+# icount: two vCPUs under -icount hang at boot (2026-12-02, virtme-ng,
+# Debian 6.1), so one; on the host it means nothing.
+MODE=${BENCH_MODE:-wall}
+cpus=${BENCH_CPUS:-2}
+qemu_opts=()
+case "$MODE" in
+wall) ;;
+icount)
+	[ $where != host ] || { echo "bench.sh: BENCH_MODE=icount needs a guest" >&2; exit 2; }
+	where=guest
+	if [ "$cpus" != 2 ] && [ "$cpus" != 1 ]; then
+		echo "bench.sh: BENCH_MODE=icount runs one vCPU (BENCH_CPUS=$cpus)" >&2
+		exit 2
+	fi
+	cpus=1
+	qemu_opts=(--qemu-opts "-icount shift=0")
+	;;
+*) echo "bench.sh: BENCH_MODE is wall or icount, not $MODE" >&2; exit 2 ;;
+esac
 
 . "$TOP/tests/vm/where.sh"
 where_setup build test bench
@@ -55,6 +80,7 @@ mkdir -p "$OUT"
 	echo "host_cpus	$(nproc)"
 	echo "host_cpu_model	$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)"
 	echo "where	$where"
+	echo "mode	$MODE"
 	# What was measured: the commit, and whether the tree differed from it.
 	if c=$(git -C "$TOP" rev-parse --short HEAD 2>/dev/null); then
 		git -C "$TOP" diff --quiet HEAD 2>/dev/null || c="$c with uncommitted changes"
@@ -80,10 +106,12 @@ if [ $where = host ]; then
 	BENCH_WHERE=host tests/bench/bench-inner.sh "$OUT" || rc=$?
 else
 	echo "== measuring in a virtual machine with $kver (software emulation; see $OUT/bench.log)"
-	BENCH_WHERE="qemu-tcg guest (virtme-ng --disable-kvm), ${BENCH_CPUS:-2} vCPUs, ${BENCH_MEMORY:-4G}" \
-	tests/vm/run-guest.sh --memory "${BENCH_MEMORY:-4G}" --cpus "${BENCH_CPUS:-2}" \
+	desc="qemu-tcg guest (virtme-ng --disable-kvm), $cpus vCPUs, ${BENCH_MEMORY:-4G}"
+	[ "$MODE" = wall ] || desc="$desc, -icount shift=0 (1 ns of guest time = 1 instruction)"
+	tests/vm/run-guest.sh --memory "${BENCH_MEMORY:-4G}" --cpus "$cpus" \
+		${qemu_opts[@]+"${qemu_opts[@]}"} \
 		--timeout "${BENCH_TIMEOUT:-5400}" "$kver" "$OUT" -- \
-		env BENCH_WHERE="qemu-tcg guest (virtme-ng --disable-kvm), ${BENCH_CPUS:-2} vCPUs, ${BENCH_MEMORY:-4G}" \
+		env BENCH_WHERE="$desc" \
 		BENCH_QUICK="$QUICK" \
 		${BENCH_SECTIONS:+BENCH_SECTIONS="$BENCH_SECTIONS"} \
 		${BENCH_SIZES:+BENCH_SIZES="$BENCH_SIZES"} \
@@ -133,13 +161,15 @@ if [ "$QUICK" = 1 ] || [ $partial = 1 ]; then
 	doc=$BUILD/bench/BENCHMARKS.md
 	raw=$OUT
 else
-	doc=$TOP/docs/BENCHMARKS.md
+	sfx=
+	[ "$MODE" = wall ] || sfx=-$MODE
+	doc=$TOP/docs/BENCHMARKS$sfx.md
 	if [ $where = guest ] && [ "$kver" != "$kdefault" ]; then
-		doc=$TOP/docs/BENCHMARKS-$kver.md
+		doc=$TOP/docs/BENCHMARKS$sfx-$kver.md
 	fi
-	# The raw results stay under build/, one folder per kernel (a later
-	# smoke run empties $OUT, not this); docs/ gets the report only.
-	raw=$BUILD/bench-results/$kver
+	# The raw results stay under build/, one folder per kernel and mode
+	# (a later smoke run empties $OUT, not this); docs/ gets the report.
+	raw=$BUILD/bench-results/$kver$sfx
 	rm -rf "$raw"
 	mkdir -p "$raw"
 	cp -r "$OUT"/. "$raw"/

@@ -116,9 +116,20 @@ def med(xs):
     return statistics.median(xs) if xs else None
 
 
+# BENCH_MODE=icount (host.tsv "mode"): guest time is QEMU's instruction
+# count, one nanosecond per executed guest instruction, and every time the
+# report prints is shown as the count it is.
+ICOUNT = False
+
+
 def fmt_ns(ns):
     if ns is None:
         return 'n/a'
+    if ICOUNT:
+        for scale, unit in ((1e9, 'G'), (1e6, 'M'), (1e3, 'k')):
+            if ns >= scale:
+                return '%.*f %sinstr' % (2 if scale == 1e9 else 1, ns / scale, unit)
+        return '%.0f instr' % ns
     if ns >= 1e9:
         return '%.2f s' % (ns / 1e9)
     if ns >= 1e6:
@@ -581,6 +592,8 @@ def main():
         rawdir = args[args.index('--raw-dir') + 1]
     see_also = [args[i + 1] for i, a in enumerate(args[:-1]) if a == '--see-also']
     b = Bench(out)
+    global ICOUNT
+    ICOUNT = b.host.get('mode') == 'icount'
     tick = b.tick()
     pipe = b.pipe()
     read = b.read()
@@ -622,6 +635,12 @@ def write_md(b, tick, pipe, read, rawdir, cfi=None, blk=None, onc=None, model=No
     w('| kernel (where the module ran) | `%s` (%s, clocksource %s) |\n'
       % (env.get('kernel'), env.get('preempt') or 'no PREEMPT flag in uname -v', env.get('clocksource')))
     w('| where | %s |\n' % env.get('where'))
+    w('| clock | %s |\n' % (
+        '**instruction count** (`BENCH_MODE=icount`: QEMU `-icount shift=0`, one vCPU): '
+        'guest time advances 1 ns per executed guest instruction, so every time below, '
+        'wall or CPU, is a number of guest instructions (`instr`) and repeats from run '
+        'to run' if ICOUNT else
+        'wall time of the emulated machine (`BENCH_MODE=wall`)'))
     w('| CPUs | %s × `%s`, %s MiB RAM |\n'
       % (env.get('cpus'), env.get('cpu_model'), fmt_int(int(env.get('mem_total_kb', 0)) // 1024)))
     w('| host | `%s`, %s × `%s` |\n' % (host.get('host_kernel'), host.get('host_cpus'),
@@ -643,7 +662,17 @@ def write_md(b, tick, pipe, read, rawdir, cfi=None, blk=None, onc=None, model=No
     if see_also:
         w('The same benchmarks on other kernels (each its own full run): %s.\n\n'
           % ', '.join('[%s](%s)' % (os.path.basename(x), x) for x in see_also))
-    if guest:
+    if guest and ICOUNT:
+        w('The host kernel cannot load modules, so everything ran inside one QEMU guest\n'
+          'with **software emulation (TCG, no KVM)** counting instructions: every figure\n'
+          'is a number of guest instructions, whatever else the host does (two runs of\n'
+          'the tick section from one checkout agreed within 1.5%; a third from another\n'
+          'checkout, its files at other paths, gave cold captures 10% dearer: compare\n'
+          'runs of one checkout; 2026-12-05, issue 52).\n'
+          'An instruction count is not a time on hardware: a cache miss costs one\n'
+          'instruction here.  It tells where the module executes more code than it must,\n'
+          'not how long a tick takes on a real machine.\n\n')
+    elif guest:
         w('The host kernel cannot load modules, so everything ran inside one QEMU guest\n'
           'with **software emulation (TCG, no KVM)**.  Emulation does not slow all code\n'
           'alike, so **only ratios taken inside this one guest run mean anything**, and\n'
@@ -1266,19 +1295,29 @@ def write_md(b, tick, pipe, read, rawdir, cfi=None, blk=None, onc=None, model=No
     # ---- caveats
     w('## Reading these numbers\n\n')
     procs = [r.get('proc_wall') for r in tick if r.get('proc_wall')]
-    w('- Software emulation: the guest\'s clocksource is `%s`, every guest memory\n'
-      '  access goes through QEMU\'s software TLB, and a guest page-table walk is C\n'
-      '  code.  The /proc pass cost %s per thread here; issue 6 quotes 21-43 µs on\n'
-      '  real hardware, so that syscall-and-format work is slowed only about 2×.\n'
-      '  Code that touches many distinct pages per unit of work (a sampler visiting\n'
-      '  thousands of task_structs, kernel stacks and user stacks) is probably slowed\n'
-      '  much more; how much was not measured here (no bare-metal machine that can\n'
-      '  load modules).  The ratios above are the ratios *of this emulated machine*.\n'
-      '  (Issue 6\'s anchor of ~2 ms per thread for the /proc pass under emulation\n'
-      '  was measured some other way, not recorded here; this C loop of\n'
-      '  open/read/close gives the figures above.)\n'
-      % (env.get('clocksource'),
-         ('%s to %s' % (fmt_ns(min(procs)), fmt_ns(max(procs)))) if procs else 'n/a'))
+    proc_range = ('%s to %s' % (fmt_ns(min(procs)), fmt_ns(max(procs)))) if procs else 'n/a'
+    if ICOUNT:
+        w('- Instruction counts: one vCPU under QEMU `-icount shift=0`; the guest\n'
+          '  clocks (clocksource `%s`, schedstat, ktime) advance 1 ns per instruction\n'
+          '  executed while the vCPU runs (idle, they follow the host\'s clock).\n'
+          '  Every figure counts instructions: a memory access costs one whatever the\n'
+          '  caches would do, so these say how much code runs (the /proc pass: %s\n'
+          '  per thread), not how long it takes on hardware.  Throughput figures (the\n'
+          '  pipe section, a busy vCPU) are operations per 10^9 guest instructions.\n'
+          % (env.get('clocksource'), proc_range))
+    else:
+        w('- Software emulation: the guest\'s clocksource is `%s`, every guest memory\n'
+          '  access goes through QEMU\'s software TLB, and a guest page-table walk is C\n'
+          '  code.  The /proc pass cost %s per thread here; issue 6 quotes 21-43 µs on\n'
+          '  real hardware, so that syscall-and-format work is slowed only about 2×.\n'
+          '  Code that touches many distinct pages per unit of work (a sampler visiting\n'
+          '  thousands of task_structs, kernel stacks and user stacks) is probably slowed\n'
+          '  much more; how much was not measured here (no bare-metal machine that can\n'
+          '  load modules).  The ratios above are the ratios *of this emulated machine*.\n'
+          '  (Issue 6\'s anchor of ~2 ms per thread for the /proc pass under emulation\n'
+          '  was measured some other way, not recorded here; this C loop of\n'
+          '  open/read/close gives the figures above.)\n'
+          % (env.get('clocksource'), proc_range))
     noise = pipe.get('aa_abs_med') if pipe else None
     w('- `perf bench sched pipe` is noisy under emulation: in this run base runs\n'
       '  differed from their neighbours by %s (median of the A/A paired losses;\n'

@@ -12,6 +12,8 @@
 #
 # Options: --cpus N (2)  --memory SIZE (2G)  --timeout SECONDS (1500)
 #          --append "KERNEL ARGS" (extra kernel command line)
+#          --qemu-opts "QEMU OPTIONS" (extra QEMU options: make bench's
+#          BENCH_MODE=icount passes "-icount shift=0")
 # A Debian kernel boots from its uncompressed vmlinux (tests/vm/vmlinux.sh,
 # PVH entry) unless OFFS_PVH=0 or it cannot be extracted.
 set -u
@@ -20,11 +22,13 @@ cpus=2
 memory=2G
 timeout=1500
 append=()
+qemu=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--append) append+=(--append "$2"); shift 2 ;;
 	--cpus) cpus=$2; shift 2 ;;
 	--memory) memory=$2; shift 2 ;;
+	--qemu-opts) qemu=(--qemu-opts "$2"); shift 2 ;;
 	--timeout) timeout=$2; shift 2 ;;
 	--) shift; break ;;
 	-*) echo "run-guest.sh: unknown option $1" >&2; exit 2 ;;
@@ -94,7 +98,7 @@ if [ ${#fs[@]} -eq 0 ]; then echo virtiofs; else echo 9p; fi > "$out/rootfs-aske
 # KVM does not work on these machines (nested virtualisation hangs): TCG.
 timeout --kill-after=30 "$timeout" \
 	vng --run "$kernel" --disable-kvm --cpus "$cpus" --memory "$memory" \
-	${fs[@]+"${fs[@]}"} --rwdir "$out" ${append[@]+"${append[@]}"} --exec "$out/guest-cmd.sh" \
+	${fs[@]+"${fs[@]}"} ${qemu[@]+"${qemu[@]}"} --rwdir "$out" ${append[@]+"${append[@]}"} --exec "$out/guest-cmd.sh" \
 	</dev/null >"$out/console.log" 2>&1
 vrc=$?
 if [ ! -f "$out/guest.rc" ]; then
