@@ -147,6 +147,7 @@ struct offs_sample {
 	struct offs_py_frame *pyf;	/* caller-provided, OFFS_MAX_DEPTH_LIMIT */
 	unsigned int pydepth;
 	bool pytruncated;
+	bool pylost;		/* Python frames may be missing: see pystack.c */
 	u64 pyts;		/* its PyThreadState, 0 if none was found */
 	/*
 	 * Time pinned in the kernel unwind, the user walk (pin.c, added

@@ -127,6 +127,7 @@ enum offs_pin offs_pin_capture(struct task_struct *t, struct offs_sample *s,
 	s->udepth = 0;
 	s->pydepth = 0;
 	s->pyts = 0;
+	s->pylost = false;
 	s->ufault = 0;
 	s->upending = false;
 	s->utruncated = false;

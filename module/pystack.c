@@ -140,6 +140,15 @@ struct offs_pythread {
 
 static struct {
 	bool entered;			/* looked for in this window */
+	/*
+	 * Whether the process runs Python cannot be told yet (a table of
+	 * its files is being built) or its threads could not be read: its
+	 * captures in this window may lack their Python frames.
+	 */
+	bool unsure;
+	bool retry;			/* look again at the next thread */
+	bool over;			/* threads past OFFS_PYWIN_THREADS */
+	struct mm_struct *cur;		/* the window's, interpreter or not */
 	struct mm_struct *mm;		/* the window's; NULL: no interpreter */
 	struct offs_py_layout l;
 	u64 runtime;
@@ -159,6 +168,7 @@ static bool offs_pywin_add(void *arg, u64 tid, u64 ts)
 {
 	if (offs_pywin.nthreads == OFFS_PYWIN_THREADS) {
 		OFFS_STAT_ADD(py_threads_over, 1);
+		offs_pywin.over = true;
 		return true;
 	}
 	offs_pywin.threads[offs_pywin.nthreads].tid = tid;
@@ -180,24 +190,35 @@ static void offs_pymemo_reset(void);
  * The window of mm was entered and its code mapped (offs_umm_map_code()):
  * look for an interpreter.  Reads the process's memory without faulting
  * (the sampler is in its address space); sleeps in sort() at most.
+ * Called for each thread of the window: looks once, or again while a
+ * table of the process is being built (an interpreter may show up in it
+ * between two threads).
  */
 void offs_pywin_enter(struct mm_struct *mm)
 {
 	const struct offs_py_syms *py;
+	bool pending;
 	u64 bias = 0;
 	int err;
 
-	if (offs_pywin.entered)
+	if (offs_pywin.entered && !offs_pywin.retry)
 		return;
 	offs_pywin.entered = true;
+	offs_pywin.unsure = false;
+	offs_pywin.retry = false;
+	offs_pywin.over = false;
+	offs_pywin.cur = mm;
 	offs_pywin.mm = NULL;
 	offs_pywin.nthreads = 0;
 	offs_pymemo_reset();
 	if (!READ_ONCE(offs_python_stacks))
 		return;
-	py = offs_umm_python(&bias);
-	if (!py)
+	py = offs_umm_python(&bias, &pending);
+	if (!py) {
+		offs_pywin.unsure = pending;
+		offs_pywin.retry = pending;
 		return;
+	}
 	offs_pywin.runtime = py->runtime + bias;
 	offs_pywin.code_type = py->code_type + bias;
 	offs_pywin.unicode_type = py->unicode_type + bias;
@@ -213,6 +234,12 @@ void offs_pywin_enter(struct mm_struct *mm)
 				      offs_pywin.runtime, offs_pywin_add, NULL);
 	if (err) {
 		OFFS_STAT_ADD(py_errors, 1);
+		/*
+		 * Memory not readable now may be next tick (not looked at
+		 * again in this one: a read per thread); a layout this
+		 * module does not know stays unknown.
+		 */
+		offs_pywin.unsure = err == -EFAULT;
 		return;
 	}
 	sort(offs_pywin.threads, offs_pywin.nthreads,
@@ -224,6 +251,9 @@ void offs_pywin_enter(struct mm_struct *mm)
 void offs_pywin_leave(void)
 {
 	offs_pywin.entered = false;
+	offs_pywin.unsure = false;
+	offs_pywin.retry = false;
+	offs_pywin.cur = NULL;
 	offs_pywin.mm = NULL;
 	offs_pywin.nthreads = 0;
 }
@@ -248,11 +278,33 @@ static bool offs_pywin_find(u32 tid, u64 *ts)
 	return false;
 }
 
+static bool offs_pystack_is_eval(unsigned long ip)
+{
+	return ip >= offs_pywin.eval_start && ip < offs_pywin.eval_end;
+}
+
+/* Does s's native stack run Python code (an evaluation frame)? */
+static bool offs_pystack_evaluates(const struct offs_sample *s)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->udepth; i++)
+		if (offs_pystack_is_eval(s->uips[i]))
+			return true;
+	return false;
+}
+
 /*
  * Copy t's Python frames into s->pyf, t pinned or running here (the
  * IPI); s->umm is the address space loaded on this CPU (offs_user_walk()
- * checked it).  The thread is found by its id in its own pid namespace,
- * which is what CPython's native_thread_id holds (gettid()).
+ * checked it), its native stack walked.  The thread is found by its id in
+ * its own pid namespace, which is what CPython's native_thread_id holds
+ * (gettid()).  s->pylost: the stack may lack Python frames a later try
+ * would read (the capture is then not cached, sampler.c): the window was
+ * unsure, the chain could not be read, or the native stack evaluates
+ * Python code but the thread was not in its interpreter's list (it
+ * started after the list was read; not when the list was cut at its
+ * bound: those threads keep their native frames, and are cached).
  */
 void offs_pystack_walk(struct task_struct *t, struct offs_sample *s)
 {
@@ -262,18 +314,29 @@ void offs_pystack_walk(struct task_struct *t, struct offs_sample *s)
 
 	s->pydepth = 0;
 	s->pytruncated = false;
-	if (!s->pyf || !offs_pywin.mm || s->umm != offs_pywin.mm)
+	s->pylost = false;
+	if (!s->pyf || !s->umm || s->umm != offs_pywin.cur)
+		return;
+	if (offs_pywin.unsure) {
+		s->pylost = true;
+		return;
+	}
+	if (s->umm != offs_pywin.mm)
 		return;
 	/* task_pid_nr_ns() takes rcu_read_lock(): fine here. */
 	tid = task_pid_nr_ns(t, task_active_pid_ns(t));
-	if (!tid || !offs_pywin_find(tid, &ts))
+	if (!tid || !offs_pywin_find(tid, &ts)) {
+		s->pylost = !offs_pywin.over && offs_pystack_evaluates(s);
 		return;
+	}
 	s->pyts = ts;
 	s->pydepth = offs_py_walk(&offs_py_mem, &offs_pywin.l, ts, s->pyf,
 				  offs_max_udepth(),
 				  &s->pytruncated, &err);
-	if (err)
+	if (err) {
 		s->pytruncated = true;
+		s->pylost = true;
+	}
 }
 
 /*
@@ -527,11 +590,6 @@ void offs_pystack_name(struct offs_sample *s)
 }
 
 static struct offs_uframe offs_pymerged[OFFS_MAX_DEPTH_LIMIT];
-
-static bool offs_pystack_is_eval(unsigned long ip)
-{
-	return ip >= offs_pywin.eval_start && ip < offs_pywin.eval_end;
-}
 
 unsigned int offs_pystack_merge(struct offs_sample *s, struct offs_uframe *f,
 				const unsigned long *ips, unsigned int n,

@@ -166,6 +166,7 @@ int offs_stats_show(struct seq_file *m, void *v)
 	OFFS_SHOW_U64(py_names_cut);
 	OFFS_SHOW_U64(py_names_dropped);
 	OFFS_SHOW_U64(py_threads_over);
+	OFFS_SHOW_U64(py_lost);
 	OFFS_SHOW_U64(py_gil_waits);
 	OFFS_SHOW_U64(py_code_memo_hits);
 	OFFS_SHOW_U64(user_faulted);

@@ -63,6 +63,7 @@ struct offs_stats {
 	u64 py_names_cut;		/* names longer than upy.h allows */
 	u64 py_names_dropped;		/* names not stored (bound, memory) */
 	u64 py_threads_over;		/* threads past OFFS_PYWIN_THREADS */
+	u64 py_lost;			/* captures maybe short of Python frames */
 	u64 py_gil_waits;		/* captures of threads waiting for the GIL */
 	u64 py_code_memo_hits;		/* frames named from pystack.c's memo */
 	u64 user_faulted;		/* walks ended at a non-resident page */

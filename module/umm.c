@@ -286,26 +286,28 @@ int offs_umm_read(void *ctx, u64 addr, void *buf, size_t len)
 /*
  * The CPython interpreter among the current window's executable mappings
  * (the first whose file's table says so, cficache.c), and its load bias
- * (what to add to the file's virtual addresses), or NULL.  Sampler
- * kthread, after offs_umm_map_code().
+ * (what to add to the file's virtual addresses), or NULL.  *pending: a
+ * file's table is not built yet, so NULL cannot rule an interpreter out
+ * (pystack.c looks again at the process's next thread).  Sampler kthread,
+ * after offs_umm_map_code().
  */
-const struct offs_py_syms *offs_umm_python(u64 *bias)
+const struct offs_py_syms *offs_umm_python(u64 *bias, bool *pending)
 {
 	const struct offs_cfi_table *t;
 	const struct offs_py_syms *py;
-	bool pending = false;
 	unsigned int i;
 	u64 va;
 
+	*pending = false;
 	for (i = 0; i < offs_numaps; i++) {
 		if (!offs_umaps[i].ent)
 			continue;
-		py = offs_cficache_py(offs_umaps[i].ent);
-		if (!py)
+		t = offs_cficache_table(offs_umaps[i].ent, pending);
+		if (!t)
 			continue;
-		t = offs_cficache_table(offs_umaps[i].ent, &pending);
-		if (!t || !offs_cfi_vaddr(t, offs_umap_off(i, offs_umaps[i].start),
-					  &va))
+		py = offs_cficache_py(offs_umaps[i].ent);
+		if (!py ||
+		    !offs_cfi_vaddr(t, offs_umap_off(i, offs_umaps[i].start), &va))
 			continue;
 		*bias = offs_umaps[i].start - va;
 		return py;

@@ -57,7 +57,7 @@ int offs_umm_read(void *ctx, u64 addr, void *buf, size_t len);
 struct mm_struct *offs_umm_current(void);
 struct mm_struct *offs_umm_use(struct task_struct *t);
 void offs_umm_map_code(void);
-const struct offs_py_syms *offs_umm_python(u64 *bias);
+const struct offs_py_syms *offs_umm_python(u64 *bias, bool *pending);
 bool offs_umm_orphaned(void);
 void offs_umm_leave(void);
 unsigned int offs_umm_walk(const struct offs_sample *s, unsigned long *ips,

@@ -375,6 +375,10 @@ struct offs_ustack *offs_ustack_capture(struct offs_sample *s)
 	if (faulted || !whole || (n && !us) || s->upending)
 		s->degraded = true;
 out:
+	if (s->pylost) {
+		OFFS_STAT_ADD(py_lost, 1);
+		s->degraded = true;
+	}
 	OFFS_STAT_ADD(user_walks, 1);
 	OFFS_STAT_ADD(user_frames, n);
 	if (s->timed)

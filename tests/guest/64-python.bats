@@ -45,6 +45,8 @@ teardown() {
 	[ -z "${PY_PID:-}" ] || kill -KILL "$PY_PID" 2>/dev/null || :
 	echo 1 > /sys/module/offsample/parameters/python_stacks
 	echo 32 > /sys/module/offsample/parameters/max_user_depth
+	echo 19 > /sys/module/offsample/parameters/hz
+	echo 1 > /sys/module/offsample/parameters/enabled
 }
 
 # sample_py PYTHON [ARGS]: the workload, 3 s of its samples drained to
@@ -231,6 +233,57 @@ check_py() {
 	# threads' 6 level frames each come from the memo, at least.
 	echo "memo hits: $(($(stat_get py_code_memo_hits) - h0))"
 	[ $(($(stat_get py_code_memo_hits) - h0)) -ge $((29 * 6)) ]
+}
+
+# The sampler meets a process before the table of its interpreter's file
+# is built (in the background): it cannot tell then whether the process
+# runs Python, and a thread it captured once the table was ready, within
+# the same visit of the process, had its native frames whole but no
+# Python frames.  That capture was cached, and served for as long as the
+# thread waited (make test of 266034e: a pyenv 3.13 thread with 63
+# samples, none with a Python frame).  1,000 threads 20 calls deep, at
+# 97 Hz while the table is built: the sampler is in the process's visit
+# most of the time (about 30 ms a visit here), so the build ends during
+# one.  Without the fix 125 of the 1,001 threads had no Python frame.
+# bats test_tags=once-1
+@test "python: threads captured while the interpreter's table is built are not kept without their Python frames" {
+	local py d=$BATS_TEST_TMPDIR l0 p0 i
+	py=$(py_interp 3.13)
+	echo 0 > $PARAM/enabled
+	# Every table forgotten: libpython's is built again when next met.
+	echo 0 > $PARAM/cfi_cache_mb
+	echo 64 > $PARAM/cfi_cache_mb
+	PY_SCRIPT=$TOP/tests/bench/pysleepers.py py_start "$d/ready" "$py" -n 1000 -d 20
+	l0=$(stat_get py_lost)
+	p0=$(stat_get py_processes)
+	echo 1000 > $PARAM/hz
+	echo 1 > $PARAM/enabled
+	# Until the interpreter was read in a window: its table is built.
+	for i in $(seq 300); do
+		[ "$(stat_get py_processes)" -eq "$p0" ] || break
+		sleep 0.1
+	done
+	echo 19 > $PARAM/hz
+	[ "$(stat_get py_processes)" -gt "$p0" ]
+	sleep 0.5
+	cat $P/drain > /dev/null
+	sleep 2
+	cat $P/drain > "$d/d"
+	cp "$d/d" "$ARTIFACTS/python-building-$KREL.stacks"
+	echo "py_lost: $(($(stat_get py_lost) - l0))"
+	# Captures were made while the table was pending: counted, not cached.
+	[ "$(stat_get py_lost)" -gt "$l0" ]
+	# Every thread of the process (1,001), each sample with Python frames.
+	run -0 awk -F'\t' -v pid="$PY_PID" '!/^#/ && $4 == pid {
+			t[$5] = 1
+			if ($9 !~ /\[py\]/) { bad = bad " " $5; nbad++ }
+		}
+		END {
+			for (k in t) n++
+			print "threads", n, "records without Python frames", nbad + 0 ":" bad
+			exit !(n == 1001 && bad == "")
+		}' "$d/d"
+	echo "$output"
 }
 
 # bats test_tags=once-2
