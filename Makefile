@@ -36,7 +36,7 @@ help:
 	@echo "make test-guest [KVER=6.1|6.12|RELEASE] [SUITES=\"30-drain.bats ...\"] [FILTER=REGEX]"
 	@echo "                                 guest suites only: all, or those suites (and tests) in one guest;"
 	@echo "                                 then the tools on their recordings, on the host (tests/recorded/)"
-	@echo "    (test, test-guest: OFFS_KERNELS=default|rt|all|RELEASES, OFFS_GUEST_JOBS=N,"
+	@echo "    (test, test-guest: OFFS_KERNELS=default|rt|all|RELEASES, OFFS_GUEST_JOBS=N (2),"
 	@echo "     OFFS_TEST_BUDGET=SECONDS for the whole run (5100), OFFS_GUEST_TIMEOUT=SECONDS per guest,"
 	@echo "     OFFS_9P=1: share the root with 9p, not virtio-fs)"
 	@echo "make demo                        profile a sample workload, write an SVG and a report"

@@ -26,8 +26,8 @@
 # OFFS_SUITES ("30-drain.bats 45-cache.bats": only these guest suites;
 # `make install` for the guests only when 60-install.bats is one of them),
 # OFFS_FILTER (only the guest tests whose names match this regex),
-# OFFS_GUEST_JOBS (guests booted at once; default: one per 4 host CPUs,
-# at least one; 2 on 2 CPUs takes make test to 24 min, see below),
+# OFFS_GUEST_JOBS (guests booted at once; default: 2, or half the host
+# CPUs on a machine with more than 4; see below),
 # OFFS_TEST_BUDGET (seconds the whole run may take,
 # default 5100: CI stops a run at 90 minutes, and the summary and
 # `make uninstall` after the last guest take a minute or two), OFFS_GUEST_TIMEOUT
@@ -194,23 +194,20 @@ if [ $mode != host ]; then
 	fi
 	[ -n "$kernels" ] || fail_step "no test kernel installed (tests/vm/kernels.sh)"
 	# Build for every kernel first, then boot the guests, OFFS_GUEST_JOBS
-	# at a time.  Default: one per 4 host CPUs (so one on 2 CPUs) until
-	# the intermittent failure below is fixed.  A guest has 2 emulated
-	# CPUs (TCG: a host thread each), but its tests are one serial flow
-	# that keeps about one host CPU busy (the host was 52% busy on 2 CPUs
-	# during 10-workload); two at once fill the machine.  Measured
-	# 2026-12-05 on 2 CPUs, every suite on 6.1 and 6.12 (make
-	# test-guest): 1,163 s for the two guests at once, each 1.25-1.4
-	# times slower, against 1,635 s one after the other (836 s + 799 s
-	# in make test).  (An earlier measurement, 746 s either way, had only
-	# spinner suites that keep both CPUs busy; in 2026-11, over 9p, two
-	# guests at once hit the then 1,500 s guest timeout.)  Clean-clone
-	# make test runs with two at once: 1,456 s, 575 passed; then 1,462 s,
-	# 574 passed and 1 failed: 64-python's pyenv 3.13 test on 6.12, the
-	# via_c thread without its Python frames in all 63 samples of its
-	# window, one cached capture that had lost them.  Seen once, with the
-	# host contended, never one guest at a time.  OFFS_GUEST_JOBS=2 gives
-	# the faster run meanwhile.
+	# at a time.  Default: two (half the CPUs on a larger machine).  A
+	# guest has 2 emulated CPUs (TCG: a host thread each), but its tests
+	# are one serial flow that keeps about one host CPU busy (the host
+	# was 52% busy on 2 CPUs during 10-workload); two at once fill the
+	# machine.  Measured 2026-12-05 on 2 CPUs, every suite on 6.1 and
+	# 6.12 (make test-guest): 1,163 s for the two guests at once, each
+	# 1.25-1.4 times slower, against 1,635 s one after the other (836 s +
+	# 799 s in make test).  (An earlier measurement, 746 s either way,
+	# had only spinner suites that keep both CPUs busy; in 2026-11, over
+	# 9p, two guests at once hit the then 1,500 s guest timeout.)  The
+	# contended host once made 64-python fail: a Python thread's capture
+	# made while its interpreter's table was being built was cached
+	# without its Python frames; fixed in the module (py_lost), with a
+	# test that fails without the fix.
 	ready=()
 	for k in $kernels; do
 		if ! make --no-print-directory KVER="$k" module >"$RESULTS/build-$k.log" 2>&1; then
@@ -248,7 +245,8 @@ if [ $mode != host ]; then
 			fail_step "make install for the guests"
 		fi
 	fi
-	jobs=${OFFS_GUEST_JOBS:-$(( $(nproc) / 4 ))}
+	ncpu=$(nproc)
+	jobs=${OFFS_GUEST_JOBS:-$(( ncpu > 4 ? ncpu / 2 : 2 ))}
 	[ "$jobs" -ge 1 ] 2>/dev/null || jobs=1
 	pids=()
 	left=${#ready[@]}
