@@ -242,7 +242,7 @@ check_py() {
 # Python frames.  That capture was cached, and served for as long as the
 # thread waited (make test of 266034e: a pyenv 3.13 thread with 63
 # samples, none with a Python frame).  1,000 threads 20 calls deep, at
-# 97 Hz while the table is built: the sampler is in the process's visit
+# 1000 Hz while the table is built: the sampler is in the process's visit
 # most of the time (about 30 ms a visit here), so the build ends during
 # one.  Without the fix 125 of the 1,001 threads had no Python frame.
 # bats test_tags=once-1
