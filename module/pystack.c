@@ -5,7 +5,8 @@
  * Three moments, each in its own context:
  *
  *   window (offs_pywin_enter(), sampler kthread, once per process per
- *     tick, nothing pinned): is a CPython interpreter mapped (umm.c asks
+ *     tick, again at each thread while a table of the process is being
+ *     built; nothing pinned): is a CPython interpreter mapped (umm.c asks
  *     cficache.c, whose build found it with upy.c)?  Then the layout of
  *     its structures (3.13: its _Py_DebugOffsets) and the map of its
  *     threads, native thread id -> PyThreadState, sorted;
@@ -253,6 +254,7 @@ void offs_pywin_leave(void)
 	offs_pywin.entered = false;
 	offs_pywin.unsure = false;
 	offs_pywin.retry = false;
+	offs_pywin.over = false;
 	offs_pywin.cur = NULL;
 	offs_pywin.mm = NULL;
 	offs_pywin.nthreads = 0;
@@ -300,11 +302,12 @@ static bool offs_pystack_evaluates(const struct offs_sample *s)
  * checked it), its native stack walked.  The thread is found by its id in
  * its own pid namespace, which is what CPython's native_thread_id holds
  * (gettid()).  s->pylost: the stack may lack Python frames a later try
- * would read (the capture is then not cached, sampler.c): the window was
- * unsure, the chain could not be read, or the native stack evaluates
- * Python code but the thread was not in its interpreter's list (it
- * started after the list was read; not when the list was cut at its
- * bound: those threads keep their native frames, and are cached).
+ * would read (ustack.c then marks the capture degraded: not cached,
+ * threadcache.c): the window was unsure, the chain could not be read, or
+ * the native stack evaluates Python code but the thread was not in its
+ * interpreter's list (it started after the list was read; not when the
+ * list was cut at its bound: those threads keep their native frames, and
+ * are cached).
  */
 void offs_pystack_walk(struct task_struct *t, struct offs_sample *s)
 {

@@ -309,7 +309,7 @@ static bool offs_ustack_resolve(unsigned int n)
  * it has none or it could not be stored.  No lock is held on entry.  Sets
  * s->degraded when the result is not the whole stack that a later try
  * could get (the mmap lock was busy, a page was not resident, something
- * could not be stored).
+ * could not be stored, Python frames may be missing: s->pylost).
  */
 struct offs_ustack *offs_ustack_capture(struct offs_sample *s)
 {
