@@ -26,6 +26,8 @@
 # OFFS_SUITES ("30-drain.bats 45-cache.bats": only these guest suites;
 # `make install` for the guests only when 60-install.bats is one of them),
 # OFFS_FILTER (only the guest tests whose names match this regex),
+# OFFS_ACCT=1 (each guest's CPU seconds per program, from the kernel's
+# process accounting: guest-REL/acct.txt, the top of it in the log),
 # OFFS_GUEST_JOBS (guests booted at once; default: 2, or half the host
 # CPUs on a machine with more than 4; see below),
 # OFFS_TEST_BUDGET (seconds the whole run may take,
@@ -276,6 +278,7 @@ if [ $mode != host ]; then
 			tests/vm/run-guest.sh --timeout "$gt" --append init_on_alloc=0 \
 				"$k" "$out" -- env OFFS_ONCE="$nth/${#ready[@]}" \
 				${OFFS_FILTER:+OFFS_FILTER="$OFFS_FILTER"} \
+				${OFFS_ACCT:+OFFS_ACCT="$OFFS_ACCT"} \
 				tests/guest/run.sh "$out" ${suites[@]+"${suites[@]}"} \
 				> "$out.log" 2>&1
 			echo "$? $(( $(date +%s) - start ))" > "$out.rc"
@@ -294,6 +297,10 @@ if [ $mode != host ]; then
 		read -r rc secs < "$out.rc" 2>/dev/null || { rc=125 secs=?; }
 		rootfs=$(cat "$out/rootfs" 2>/dev/null) asked=$(cat "$out/rootfs-asked" 2>/dev/null)
 		echo "   guest $k: exit $rc after ${secs}s, root over ${rootfs:-?}"
+		if [ -s "$out/acct.txt" ]; then
+			echo "   its CPU time per program (OFFS_ACCT; all of it in $out/acct.txt):"
+			{ head -n 16 "$out/acct.txt"; tail -n 1 "$out/acct.txt"; } | sed 's/^/   /'
+		fi
 		# virtio-fs when virtiofsd is built (tests/vm/run-guest.sh): a
 		# guest that fell back to 9p costs about 15% more.
 		if [ -n "$rootfs" ] && [ -n "$asked" ] && [ "$rootfs" != "$asked" ]; then

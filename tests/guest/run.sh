@@ -18,6 +18,11 @@
 #
 # OFFS_FILTER=REGEX: only the tests whose names match (bats --filter), for
 # a chunk of a long run (make test-debug OFFS_SUITES=... OFFS_FILTER=...).
+#
+# OFFS_ACCT=1: the kernel's process accounting over the run, summed per
+# program into OUTDIR/acct.txt (tests/lib/acct-table): where the guest's
+# CPU time went (bats and the shell, the tools, the workloads, the
+# sampler's kthread).
 set -u
 out=${1:?usage: run.sh OUTDIR [SUITE.bats...]}
 shift
@@ -67,6 +72,13 @@ dmesg -w > "$out/dmesg-live.txt" 2>&1 &
 dmesg_pid=$!
 # No single test may take the whole guest down with it.
 export BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-600}
+# acct(2) is system call 163 on x86_64, the guests' only architecture.
+acct=
+if [ -n "${OFFS_ACCT:-}" ]; then
+	acct=/tmp/offs-acct.bin
+	: > "$acct"
+	perl -e 'my $f = $ARGV[0]; syscall(163, $f) == 0 or die "acct($f): $!\n"' "$acct" || acct=
+fi
 # bats in a session of its own: whatever a failed test left running is
 # killed afterwards, so it cannot hold the console and keep the guest up.
 # guest.tap.times: each TAP line with the guest's clock when it came, so
@@ -87,5 +99,9 @@ wait $bats_pid
 rc=$?
 kill -KILL -- -$bats_pid 2>/dev/null
 kill $dmesg_pid 2>/dev/null
+if [ -n "$acct" ]; then
+	perl -e 'my $off = 0; syscall(163, $off)'
+	tests/lib/acct-table "$acct" > "$out/acct.txt" 2>&1
+fi
 dmesg > "$out/dmesg.txt"
 exit $rc

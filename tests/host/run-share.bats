@@ -115,3 +115,40 @@ setup() {
 	run -0 sh -c 'printf "ok 1 x\n" | "$1"' sh "$BATS_TEST_DIRNAME/../lib/tap-stamp"
 	assert_output --regexp '^[0-9]+\.[0-9] [0-9]+\.[0-9] ok 1 x$'
 }
+
+# acct_rec COMM UTIME_COMP STIME_COMP [VERSION]: one struct acct_v3 record.
+acct_rec() {
+	perl -e 'print pack("C C S L L L L L L f S S S S S S S S a16", 0, $ARGV[3] // 3, 0, 0, 0, 0, 1, 1, 0, 0.0, $ARGV[1], $ARGV[2], 0, 0, 0, 0, 0, 0, $ARGV[0])' "$@"
+}
+
+@test "acct-table: CPU seconds per program from accounting records, comp_t exponents decoded, most first" {
+	local f=$BATS_TEST_TMPDIR/acct t=$BATS_TEST_DIRNAME/../lib/acct-table
+	{
+		acct_rec awk 150 50		# 1.5 + 0.5
+		acct_rec awk 100 0		# 1.0
+		# comp_t 0x2010: mantissa 16, exponent 1: 16 << 3 = 128 ticks
+		acct_rec bash $((0x2010)) 2	# 1.28 + 0.02
+		acct_rec tiny 10 0		# 0.1: under --min, counted in the total
+		acct_rec old 500 0 2		# version 2: not read
+	} > "$f"
+	run -0 "$t" "$f"
+	assert_line --index 0 --regexp '^command +cpu_s +user_s +sys_s +procs$'
+	assert_line --index 1 --regexp '^awk +3\.0 +2\.5 +0\.5 +2$'
+	assert_line --index 2 --regexp '^bash +1\.3 +1\.3 +0\.0 +1$'
+	assert_line --index 3 --regexp '^total +4\.4 +3\.9 +0\.5 +4$'
+	[ "${#lines[@]}" -eq 4 ]
+	run -0 "$t" --min 0 "$f"
+	assert_line --regexp '^tiny +0\.1 '
+	refute_line --regexp '^old '
+}
+
+@test "acct-table: a missing file or one without records is exit 1 with a message; a bad option is 2" {
+	local t=$BATS_TEST_DIRNAME/../lib/acct-table
+	run -1 "$t" "$BATS_TEST_TMPDIR/none"
+	assert_output --partial 'acct-table: '
+	: > "$BATS_TEST_TMPDIR/empty"
+	run -1 "$t" "$BATS_TEST_TMPDIR/empty"
+	assert_output --partial 'no version 3 accounting record'
+	run -2 "$t" --min x "$BATS_TEST_TMPDIR/empty"
+	run -2 "$t"
+}
