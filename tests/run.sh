@@ -299,7 +299,7 @@ if [ $mode != host ]; then
 		echo "   guest $k: exit $rc after ${secs}s, root over ${rootfs:-?}"
 		if [ -s "$out/acct.txt" ]; then
 			echo "   its CPU time per program (OFFS_ACCT; all of it in $out/acct.txt):"
-			{ head -n 16 "$out/acct.txt"; tail -n 1 "$out/acct.txt"; } | sed 's/^/   /'
+			awk 'NR <= 16 || /^total / { print "   " $0 }' "$out/acct.txt"
 		fi
 		# virtio-fs when virtiofsd is built (tests/vm/run-guest.sh): a
 		# guest that fell back to 9p costs about 15% more.

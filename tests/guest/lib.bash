@@ -64,8 +64,9 @@ offs_load() {
 # stat_get NAME [FILE]: value of one /proc/offsample/stats line (or of a
 # copy of that file); fails if there is none.  In bash, without starting
 # a program: the guest suites call it some thousands of times, often in
-# loops that poll a counter, where an awk cost a tenth of a second of an
-# emulated CPU each time.  mapfile reads the file in 4 KiB blocks from its
+# loops that poll a counter, and each awk cost some 30 ms of an emulated
+# CPU (process accounting, OFFS_ACCT, 2026-12-05: 451 awks, 13.7 s, in
+# five suites).  mapfile reads the file in 4 KiB blocks from its
 # start to its end (one generation of the seq_file), never seeking back
 # as `read` does line by line.
 stat_get() {

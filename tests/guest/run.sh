@@ -77,7 +77,9 @@ acct=
 if [ -n "${OFFS_ACCT:-}" ]; then
 	acct=/tmp/offs-acct.bin
 	: > "$acct"
-	perl -e 'my $f = $ARGV[0]; syscall(163, $f) == 0 or die "acct($f): $!\n"' "$acct" || acct=
+	# Why it could not, in the table's place (the host prints it).
+	perl -e 'my $f = $ARGV[0]; syscall(163, $f) == 0 or die "acct($f): $!\n"' "$acct" \
+		2> "$out/acct.txt" || acct=
 fi
 # bats in a session of its own: whatever a failed test left running is
 # killed afterwards, so it cannot hold the console and keep the guest up.
