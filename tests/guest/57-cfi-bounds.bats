@@ -200,7 +200,7 @@ cpu_of() {
 	# 120 ms, and none of 100 files was left pending at the window's end).
 	offs_load hz=19 cfi_build_ms=100
 	"$BOMB" rows "$D/q0" 50000
-	for i in $(seq 1 200); do files+=("$D/q$i"); done
+	files=("$D"/q{1..200})
 	tee "${files[@]}" < "$D/q0" > /dev/null	# one program, not 200 cp
 	# Waking every 100 ms: each tick captures the mapper again and asks
 	# for the files still without a table (the queue holds 32).
