@@ -123,7 +123,7 @@ cpu_of() {
 }
 
 @test "cfi bounds: cfi_build_ms ends a build that takes longer, counted; with more time it builds" {
-	local o0 b0 max
+	local o0 b0 c n=1
 	offs_load hz=19 cfi_build_ms=250
 	# What is there already (libc, bash, ...) builds well within 250 ms.
 	"$BOMB" fine "$D/fine"
@@ -132,25 +132,36 @@ cpu_of() {
 	# 800,000 FDEs, 4 million rows to sort: many seconds here.
 	"$BOMB" rows "$D/rows" 800000
 	cp "$D/rows" "$D/rows2"
-	cpu_of "$D/rows" > /dev/null
-	max=$(stat_get cfi_build_cpu_max_ns)
-	echo "# over time $o0 -> $(stat_get cfi_over_time), longest build $((max / 1000)) us of CPU" >&3
+	c=$(cpu_of "$D/rows")
+	echo "# over time $o0 -> $(stat_get cfi_over_time), the build took $((c / 1000)) us of CPU" >&3
 	assert_equal "$(stat_get cfi_over_time)" $((o0 + 1))
 	# The whole build takes over 20 s of CPU here.  It ends at 250 ms
 	# and the scheduler's clock's granularity (a tick, 4 ms), the last
 	# steps before the check and freeing the build's memory (3 ms for
 	# 57 MB): 258 ms in a quiet guest.  Under TCG the guest's clock runs
-	# on while the host does not run the vCPU: 324 ms once beside a kernel
-	# build.
-	[ "$max" -ge 250000000 ]
-	[ "$max" -lt 500000000 ]
+	# on while the host does not run the vCPU, and the guest counts that
+	# as the build's CPU (there is no steal clock): 324 ms once beside a
+	# kernel build, 334 ms beside 3 busy loops on the host's 2 CPUs, 401
+	# ms once on a quiet host, over 500 ms once in CI (2026-12-05, two
+	# guests and the host suites on 2 CPUs).  A build that overruns by
+	# itself (a step without a check) does so every time: up to two more
+	# copies then, and the bound holds for the last.
+	while [ "$c" -ge 500000000 ] && [ $n -lt 3 ]; do
+		n=$((n + 1))
+		cp "$D/rows" "$D/rows.$n"
+		c=$(cpu_of "$D/rows.$n")
+		echo "# again with a copy: $((c / 1000)) us of CPU" >&3
+		assert_equal "$(stat_get cfi_over_time)" $((o0 + n))
+	done
+	[ "$c" -ge 250000000 ]
+	[ "$c" -lt 500000000 ]
 	# Another file with the same table, given a minute: built.
 	echo 60000 > $PARAM/cfi_build_ms
 	run -0 cat $PARAM/cfi_build_ms
 	assert_output 60000
 	b0=$(stat_get cfi_built)
 	cpu_of "$D/rows2" > /dev/null
-	assert_equal "$(stat_get cfi_over_time)" $((o0 + 1))
+	assert_equal "$(stat_get cfi_over_time)" $((o0 + n))
 	[ "$(stat_get cfi_built)" -gt "$b0" ]
 	echo "# built in $(( $(stat_get cfi_build_cpu_max_ns) / 1000000 )) ms of CPU" >&3
 	run bash -c "echo 5 > $PARAM/cfi_build_ms"
