@@ -22,6 +22,7 @@
 #include "cficache.h"
 #include "cgroup.h"
 #include "classify.h"
+#include "hash.h"
 #include "procfs.h"
 #include "sampler.h"
 #include "symcache.h"
@@ -31,6 +32,7 @@ static int __init offs_init(void)
 	int err;
 
 	offs_params_clamp_defaults();
+	offs_hash_init();
 	err = offs_cgroup_init();
 	if (err)
 		return err;

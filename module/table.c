@@ -40,6 +40,7 @@
 #include "wobj.h"
 #include "blocker.h"
 #include "classify.h"
+#include "hash.h"
 
 /* Stack store, current generation pointer and its contents. */
 DEFINE_MUTEX(offs_table_lock);
@@ -91,8 +92,8 @@ static size_t offs_stack_size(unsigned int depth)
 static u32 offs_stack_hash(const unsigned long *ips, unsigned int depth,
 			   bool truncated, bool pc_leaf)
 {
-	return jhash(ips, depth * sizeof(*ips),
-		     depth | (truncated << 16) | (pc_leaf << 17));
+	return offs_hash_words(ips, depth,
+			       depth | (truncated << 16) | (pc_leaf << 17));
 }
 
 static struct offs_stack *offs_stack_get(const struct offs_sample *s, u32 hash)
@@ -464,7 +465,9 @@ static void offs_key_fill_state(struct offs_key *k, const struct offs_sample *s,
 				struct offs_stack *st, enum offs_reason reason,
 				char state_ch, unsigned int fields)
 {
-	memset(k, 0, sizeof(*k));	/* the key is hashed as bytes */
+	/* The key is hashed as words, padding included. */
+	BUILD_BUG_ON(sizeof(*k) % sizeof(long));
+	memset(k, 0, sizeof(*k));
 	k->stack = st;
 	k->reason = reason;
 	k->state_ch = state_ch;
@@ -542,7 +545,8 @@ static struct offs_rec *offs_gen_count(struct offs_gen *gen,
 	u32 khash;
 
 	lockdep_assert_held(&offs_table_lock);
-	khash = jhash(key, sizeof(*key), 0);
+	khash = offs_hash_words((const unsigned long *)key,
+				sizeof(*key) / sizeof(long), 0);
 	head = &gen->buckets[khash & (gen->nbuckets - 1)];
 	hlist_for_each_entry(rec, head, node) {
 		if (rec->hash == khash && offs_rec_match(rec, key))

@@ -47,50 +47,13 @@
 #define OFFS_TC_MIN_BITS	10
 #define OFFS_TC_MAX_BITS	22	/* thread_cache is at most 4194304 */
 
-struct offs_tc_ent {
-	struct hlist_node node;
-	const struct task_struct *task;	/* identity only, never followed */
-	u64 start_time;
-	unsigned long ncsw;
-	unsigned int state;
-	unsigned int config_seq;	/* offs_config_seq at the capture */
-	u64 seen;		/* tick of the last visit */
-	bool valid;		/* hit describes the thread as it is now */
-	struct offs_hit hit;
-};
-
-static struct hlist_head *offs_tc_buckets;
-static unsigned int offs_tc_bits;
+struct hlist_head *offs_tc_buckets;
+unsigned int offs_tc_bits;
 static struct kmem_cache *offs_tc_cache;
 static unsigned int offs_tc_n;
-static u64 offs_tc_tick;
-static unsigned int offs_tc_seen;	/* entries seen in this tick */
-
-/* The entry's thread is visited in this tick: keep the entry. */
-static inline void offs_tc_mark_seen(struct offs_tc_ent *e)
-{
-	if (e->seen != offs_tc_tick) {
-		e->seen = offs_tc_tick;
-		offs_tc_seen++;
-	}
-}
-
-static struct hlist_head *offs_tc_head(const struct task_struct *t)
-{
-	return &offs_tc_buckets[hash_ptr(t, offs_tc_bits)];
-}
-
-/* Thread t's entry, or NULL. */
-static struct offs_tc_ent *offs_tc_find(struct task_struct *t)
-{
-	struct offs_tc_ent *e;
-
-	hlist_for_each_entry(e, offs_tc_head(t), node) {
-		if (e->task == t && e->start_time == t->start_time)
-			return e;
-	}
-	return NULL;
-}
+u64 offs_tc_tick;
+unsigned int offs_tc_seen;
+struct offs_tc_walk_state offs_tc_walk;
 
 static struct hlist_head *offs_tc_alloc_buckets(unsigned int bits)
 {
@@ -161,47 +124,12 @@ found:
 	return e;
 }
 
-/*
- * Lockless: are the task's fields (state word, queued, on a CPU, switch
- * count) as they were at the cached capture?  A thread being woken right
- * now may still pass; the sample is then what it was a moment ago, which
- * is what sampling means anyway.
- */
-static inline bool offs_tc_same(struct task_struct *t,
-				const struct offs_tc_ent *e)
-{
-	unsigned int state;
-
-	/* The order of pin.c (try_to_wake_up()): state, on_rq, on_cpu. */
-	state = offs_task_state(t);
-	smp_rmb();	/* on_rq after the state */
-	if (state != e->state || READ_ONCE(t->exit_state))
-		return false;
-	if (READ_ONCE(t->on_rq) && !offs_task_sched_delayed(t))
-		return false;
-	smp_rmb();	/* on_cpu after on_rq */
-	return !offs_task_ran(t, e->ncsw);
-}
-
 /* Is the thread exactly as it was at its last full capture? */
 bool offs_tc_unchanged(struct task_struct *t, const struct offs_tc_ent *e)
 {
 	return e->valid && e->config_seq == READ_ONCE(offs_config_seq) &&
 	       offs_tc_same(t, e);
 }
-
-/*
- * What offs_tc_walk_hit() compares with, read once per tick: the
- * parameters' sequence and key fields of the tick, the current
- * generation, whether lock holders are looked up.
- */
-static struct {
-	unsigned int config_seq;
-	unsigned int key_fields;
-	u64 gen_seq;
-	bool blockers;
-	bool on;
-} offs_tc_walk;
 
 /* Start of a tick (offs_tick_lock held): see offs_tc_walk_hit(). */
 void offs_tc_tick_begin(unsigned int config_seq)
@@ -213,35 +141,6 @@ void offs_tc_tick_begin(unsigned int config_seq)
 	offs_tc_walk.gen_seq = offs_table_gen_seq();
 	offs_tc_walk.blockers = READ_ONCE(offs_blockers);
 	offs_tc_walk.on = READ_ONCE(offs_thread_cache);
-}
-
-/*
- * The sampler's RCU walk (sampler.c): count thread t again right there if
- * it has not changed since its cached capture (offs_tc_unchanged()) and
- * its record can take the sample without offs_table_lock
- * (offs_table_again_fast()).  Returns the record, or NULL when t must be
- * visited: no entry yet, changed, captured under other parameters than
- * this tick's, waiting on a lock whose holder is looked up (that reads the
- * waiter's memory, which may sleep), or a record that needs the lock.
- * Never allocates; marks the entry seen, as offs_tc_lookup() does.
- * rcu_read_lock() held.
- */
-struct offs_rec *offs_tc_walk_hit(struct task_struct *t, bool *first)
-{
-	struct offs_tc_ent *e;
-
-	if (!offs_tc_walk.on)
-		return NULL;
-	e = offs_tc_find(t);
-	if (!e)
-		return NULL;
-	offs_tc_mark_seen(e);
-	if (!e->valid || e->config_seq != offs_tc_walk.config_seq ||
-	    !offs_tc_same(t, e) ||
-	    (e->hit.fx.cand != OFFS_FX_NONE && offs_tc_walk.blockers))
-		return NULL;
-	return offs_table_again_fast(t, &e->hit, offs_tc_walk.gen_seq,
-				     offs_tc_walk.key_fields, first);
 }
 
 /*

@@ -24,7 +24,6 @@
  */
 #include <linux/sched.h>
 #include <linux/mm.h>
-#include <linux/jhash.h>
 #include <linux/sched/clock.h>
 
 #include "offsample.h"
@@ -34,6 +33,7 @@
 #include "ustack.h"
 #include "pystack.h"
 #include "pin.h"
+#include "hash.h"
 
 #define OFFS_UBUCKETS		4096
 
@@ -101,7 +101,10 @@ static struct offs_ustack *offs_ustack_intern(const struct offs_uframe *f,
 	unsigned int i;
 	u32 hash;
 
-	hash = jhash(f, bytes, depth | (raced << 16) | (truncated << 17));
+	BUILD_BUG_ON(sizeof(*f) % sizeof(long));
+	hash = offs_hash_words((const unsigned long *)f,
+			       bytes / sizeof(long),
+			       depth | (raced << 16) | (truncated << 17));
 	hlist_for_each_entry(us, offs_istore_bucket(&offs_ustacks, hash),
 			     base.node) {
 		if (us->base.hash == hash && us->depth == depth &&
@@ -246,7 +249,7 @@ static struct offs_usmemo *offs_usmemo_slot(const struct offs_sample *s,
 	 */
 	if (s->ufault || s->upending || s->pydepth || n > OFFS_USMEMO_DEPTH)
 		return NULL;
-	*hash = jhash(s->uips, n * sizeof(*s->uips), n | s->utruncated << 16);
+	*hash = offs_hash_words(s->uips, n, n | s->utruncated << 16);
 	return &offs_usmemo[*hash % OFFS_USMEMO_SLOTS];
 }
 
