@@ -41,7 +41,7 @@ help:
 	@echo "     OFFS_9P=1: share the root with 9p, not virtio-fs,"
 	@echo "     OFFS_ACCT=1: each guest's CPU seconds per program in build/test-results/guest-REL/acct.txt)"
 	@echo "make demo                        profile a sample workload, write an SVG and a report"
-	@echo "make bench [BENCH_SECTIONS=...] [BENCH_KERNEL=rel] [BENCH_MODE=icount]  benchmarks against peers in one guest run -> docs/BENCHMARKS.md (other kernels: docs/BENCHMARKS-rel.md; BENCH_MODE=icount: one vCPU counting instructions, figures that repeat -> docs/BENCHMARKS-icount.md)"
+	@echo "make bench [BENCH_SECTIONS=...] [BENCH_KERNEL=rel] [BENCH_MODE=icount]  benchmarks against peers in one guest run -> docs/BENCHMARKS.md (other kernels: docs/BENCHMARKS-rel.md; BENCH_MODE=icount: one vCPU counting instructions, figures that repeat, each with its A/A pair from a second guest (BENCH_AA=0: none) -> docs/BENCHMARKS-icount.md)"
 	@echo "make stress                      long stress + fuzz suites, a guest per test kernel"
 	@echo "make test-debug [OFFS_PARTS=core|long] [OFFS_SUITES=\"00-load.bats ...\"] [OFFS_FILTER=REGEX]"
 	@echo "                [OFFS_CFI_DAMAGE=\"COPIES ROUNDS\"]"

@@ -10,7 +10,11 @@
 #   make bench BENCH_QUICK=1     a short smoke run; report in build/bench/
 #   make bench BENCH_MODE=icount one vCPU under QEMU -icount shift=0: every
 #                                time the guest takes is an instruction count
-#                                that repeats (docs/BENCHMARKS-icount.md)
+#                                that repeats (docs/BENCHMARKS-icount.md);
+#                                a second guest runs it all again and the
+#                                report shows both (section A/A)
+#   make bench BENCH_AA=0|1      that second run (A/A) or not (default: 1
+#                                with BENCH_MODE=icount, 0 otherwise)
 #   make bench BENCH_KERNEL=rel  the guest kernel (default: first line of
 #                                tests/vm/kernels.sh); a full run on another
 #                                kernel writes docs/BENCHMARKS-<rel>.md

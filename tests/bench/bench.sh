@@ -14,8 +14,10 @@
 # BENCH_TIMEOUT (seconds, 5400), BENCH_MODE (wall, or icount: one vCPU
 # under QEMU's -icount shift=0, where guest time advances one nanosecond
 # per executed guest instruction, so every time the guest takes is an
-# instruction count that repeats from run to run), and the BENCH_* loop
-# counts of bench-inner.sh.  A full run writes docs/BENCHMARKS.md (on
+# instruction count that repeats from run to run), BENCH_AA (1: a second
+# guest runs the same measurements right after the first, and the report
+# shows every figure of both, section "A/A"; default 1 in icount mode, 0
+# in wall mode), and the BENCH_* loop counts of bench-inner.sh.  A full run writes docs/BENCHMARKS.md (on
 # another kernel than the default docs/BENCHMARKS-<release>.md, so both
 # are kept; in icount mode docs/BENCHMARKS-icount[-<release>].md) and
 # keeps its raw results in build/bench-results/<release>[-icount]/, not
@@ -51,6 +53,18 @@ icount)
 	;;
 *) echo "bench.sh: BENCH_MODE is wall or icount, not $MODE" >&2; exit 2 ;;
 esac
+# A/A: the same run twice, so that each figure shows how far it repeats.
+AA=${BENCH_AA:-}
+if [ -z "$AA" ]; then
+	AA=0
+	[ "$MODE" != icount ] || AA=1
+fi
+case "$AA" in
+0) ;;
+1) [ $where != host ] || { echo "bench.sh: BENCH_AA=1 needs a guest" >&2; exit 2; }
+   where=guest ;;
+*) echo "bench.sh: BENCH_AA is 0 or 1, not $AA" >&2; exit 2 ;;
+esac
 
 . "$TOP/tests/vm/where.sh"
 where_setup build test bench
@@ -67,8 +81,10 @@ make --no-print-directory BUILD="$BUILD" KVER="$kver" module bench-floor
 make --no-print-directory BUILD="$BUILD" workload bench-helpers
 
 OUT=$BUILD/bench/run
-rm -rf "$OUT"
+OUT_AA=$BUILD/bench/run-aa
+rm -rf "$OUT" "$OUT_AA"
 mkdir -p "$OUT"
+[ "$AA" = 0 ] || mkdir -p "$OUT_AA"
 
 # What else runs on this machine during the run (other guests add noise).
 {
@@ -95,18 +111,12 @@ mkdir -p "$OUT"
 mon=$!
 trap 'kill $mon 2>/dev/null || :' EXIT
 
-t0=$(date +%s)
-rc=0
-if [ $where = host ]; then
-	echo "== measuring on this host ($kver)"
-	BENCH_WHERE=host tests/bench/bench-inner.sh "$OUT" || rc=$?
-else
-	echo "== measuring in a virtual machine with $kver (software emulation; see $OUT/bench.log)"
-	# The mode is in host.tsv, and the report's "clock" row says it.
-	desc="qemu-tcg guest (virtme-ng --disable-kvm), $cpus vCPUs, ${BENCH_MEMORY:-4G}"
+# measure DIR: one guest runs bench-inner.sh, its results in DIR.
+measure() {
+	local desc="qemu-tcg guest (virtme-ng --disable-kvm), $cpus vCPUs, ${BENCH_MEMORY:-4G}"
 	tests/vm/run-guest.sh --memory "${BENCH_MEMORY:-4G}" --cpus "$cpus" \
 		${qemu_opts[@]+"${qemu_opts[@]}"} \
-		--timeout "${BENCH_TIMEOUT:-5400}" "$kver" "$OUT" -- \
+		--timeout "${BENCH_TIMEOUT:-5400}" "$kver" "$1" -- \
 		env BENCH_WHERE="$desc" \
 		BENCH_QUICK="$QUICK" \
 		${BENCH_SECTIONS:+BENCH_SECTIONS="$BENCH_SECTIONS"} \
@@ -128,7 +138,23 @@ else
 		${BENCH_PY_DEPTH:+BENCH_PY_DEPTH="$BENCH_PY_DEPTH"} \
 		${BENCH_PY_BIN:+BENCH_PY_BIN="$BENCH_PY_BIN"} \
 		${BENCH_PROFILE:+BENCH_PROFILE="$BENCH_PROFILE"} \
-		tests/bench/bench-inner.sh "$OUT" || rc=$?
+		tests/bench/bench-inner.sh "$1"
+}
+
+t0=$(date +%s)
+rc=0
+failed=$OUT
+if [ $where = host ]; then
+	echo "== measuring on this host ($kver)"
+	BENCH_WHERE=host tests/bench/bench-inner.sh "$OUT" || rc=$?
+else
+	echo "== measuring in a virtual machine with $kver (software emulation; see $OUT/bench.log)"
+	# The mode is in host.tsv, and the report's "clock" row says it.
+	measure "$OUT" || rc=$?
+	if [ $rc -eq 0 ] && [ "$AA" = 1 ]; then
+		echo "== A/A: the same measurements in a second guest (see $OUT_AA/bench.log)"
+		measure "$OUT_AA" || { rc=$?; failed=$OUT_AA; }
+	fi
 fi
 t1=$(date +%s)
 kill $mon 2>/dev/null || true
@@ -137,8 +163,8 @@ kill $mon 2>/dev/null || true
 	echo "duration_s	$((t1 - t0))"
 } >> "$OUT/host.tsv"
 if [ $rc -ne 0 ]; then
-	echo "bench.sh: the measurements failed (exit $rc); see $OUT/bench.log and $OUT/console.log" >&2
-	tail -n 30 "$OUT/bench.log" "$OUT/console.log" >&2 2>/dev/null || true
+	echo "bench.sh: the measurements failed (exit $rc); see $failed/bench.log and $failed/console.log" >&2
+	tail -n 30 "$failed/bench.log" "$failed/console.log" >&2 2>/dev/null || true
 	exit 1
 fi
 
@@ -170,6 +196,20 @@ else
 	mkdir -p "$raw"
 	cp -r "$OUT"/. "$raw"/
 	rm -f "$raw/guest-cmd.sh" "$raw/guest.rc"
+	if [ "$AA" = 1 ]; then
+		mkdir -p "$raw/aa"
+		cp -r "$OUT_AA"/. "$raw/aa"/
+		rm -f "$raw/aa/guest-cmd.sh" "$raw/aa/guest.rc"
+	fi
+fi
+# The second run of an A/A pair, where it is kept.
+aa_args=()
+if [ "$AA" = 1 ]; then
+	if [ "$raw" = "$OUT" ]; then
+		aa_args=(--aa "$OUT_AA")
+	else
+		aa_args=(--aa "$raw/aa")
+	fi
 fi
 # The full runs on other kernels (docs/BENCHMARKS-<release>.md, each the
 # report of one, naming its kernel in its Setup table; not the partial
@@ -193,6 +233,6 @@ case "$raw" in
 *) rawname=$raw ;;
 esac
 python3 tests/bench/report.py "$OUT" --raw-dir "$rawname" \
-	"${see_also[@]}" > "$doc.tmp"
+	${see_also[@]+"${see_also[@]}"} ${aa_args[@]+"${aa_args[@]}"} > "$doc.tmp"
 mv "$doc.tmp" "$doc"
 echo "== report: $doc (raw results: $raw; $((t1 - t0)) s)"

@@ -1,0 +1,74 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0
+# make bench's report (tests/bench/report.py) on the raw results of a real
+# run: the tick section of BENCH_MODE=icount at 1,000 threads on 6.1
+# (tests/fixtures/bench/icount-tick, from make bench of 2394be6; only the
+# cold and warm windows, the floor and the /proc pass kept).  The A/A
+# section (--aa: a second run of the same command) and the targets that
+# hold in instruction counts (issue 52); bench.sh's checks of BENCH_AA.
+
+bats_require_minimum_version 1.5.0
+load '/usr/lib/bats/bats-support/load'
+load '/usr/lib/bats/bats-assert/load'
+
+setup() {
+	ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+	FIX=$ROOT/tests/fixtures/bench/icount-tick
+	REPORT=$ROOT/tests/bench/report.py
+}
+
+# stat_of FILE NAME: a counter of a stats snapshot.
+stat_of() {
+	awk -v k="$2" '$1 == k { print $2 }' "$1"
+}
+
+@test "bench report: a run against itself: every figure of both runs, none apart" {
+	run -0 python3 "$REPORT" "$FIX" --aa "$FIX"
+	assert_line '## A/A: the same command run again'
+	# The summary: median, 90th percentile and largest distance, and
+	# how many pairs are within 1% and 5%: all of them.
+	assert_line --regexp '^\| 0\.00% \| 0\.00% \| 0\.00% \| ([0-9]+) of \1 \| ([0-9]+) of \2 \|$'
+	# The figures the targets are stated on, both runs.
+	assert_line '| 1,000 | floor | 75 instr | 75 instr | 0.00% |'
+	assert_line '| 1,000 | warm | 143 instr | 143 instr | 0.00% |'
+	assert_line '| 1,000 | cold | 3.5 kinstr | 3.5 kinstr | 0.00% |'
+}
+
+@test "bench report: a figure that differs between the runs leads the pairs furthest apart, by how far" {
+	local b=$BATS_TEST_TMPDIR/b w0 w1
+	cp -r "$FIX" "$b"
+	# The warm window's walk time doubled in the second run: its end
+	# snapshot gets the window's walk time added once more.
+	w0=$(stat_of "$FIX/raw/tick-1000-warm.0.stats" tick_walk_ns_total)
+	w1=$(stat_of "$FIX/raw/tick-1000-warm.1.stats" tick_walk_ns_total)
+	[ -n "$w0" ] && [ "$w1" -gt "$w0" ]
+	sed -i "s/^\(tick_walk_ns_total *\)$w1\$/\1$((2 * w1 - w0))/" "$b/raw/tick-1000-warm.1.stats"
+	run -0 grep -c "^tick_walk_ns_total *$((2 * w1 - w0))\$" "$b/raw/tick-1000-warm.1.stats"
+	run -0 python3 "$REPORT" "$FIX" --aa "$b"
+	# |2a - a| / 2a = 50%: the one pair apart, first of the list.
+	assert_line --regexp '^\| 0\.00% \| 0\.00% \| 50\.00% \| ([0-9]+) of [0-9]+ \|'
+	local first
+	first=$(printf '%s\n' "$output" | sed -n '/^| figure | first run/,/^$/p' | sed -n 3p)
+	[[ $first == '| `tick[0]/warm/walk` | '*' | 50.00% |' ]] || {
+		echo "first of the furthest pairs: $first" >&2
+		return 1
+	}
+	# The sampler's CPU per thread did not change: the warm row says so.
+	assert_line '| 1,000 | warm | 143 instr | 143 instr | 0.00% |'
+	# Without --aa there is no such section.
+	run -0 python3 "$REPORT" "$FIX"
+	refute_line '## A/A: the same command run again'
+}
+
+@test "bench report: in instruction counts the cold capture is held to 2,000 instructions, the warm visit to 2x the floor" {
+	run -0 python3 "$REPORT" "$FIX"
+	assert_line --regexp '^\| cold capture at most 2,000 instructions per thread \(user stacks from cached tables\) \| 1,000: 3\.5 kinstr; over by a factor of 1\.75 \| \*\*MISSED\*\* \|$'
+	assert_line --regexp '^\| warm within 2× of the floor .*\| 1,000: 1\.86× \(floor 75 instr per thread.* \| \*\*met\*\* \|$'
+}
+
+@test "bench.sh: BENCH_AA is 0 or 1, and an A/A pair needs guests" {
+	run -2 env BENCH_AA=2 "$ROOT/tests/bench/bench.sh"
+	assert_output 'bench.sh: BENCH_AA is 0 or 1, not 2'
+	run -2 env BENCH_AA=1 "$ROOT/tests/bench/bench.sh" --host
+	assert_output 'bench.sh: BENCH_AA=1 needs a guest'
+}
