@@ -18,6 +18,11 @@
 #   make bench BENCH_KERNEL=rel  the guest kernel (default: first line of
 #                                tests/vm/kernels.sh); a full run on another
 #                                kernel writes docs/BENCHMARKS-<rel>.md
+#   make bench-insnprof          where a tick's instructions go, function by
+#                                function (one icount guest with a QEMU
+#                                plugin, tests/bench/insnprof.sh):
+#                                INSNPROF_THREADS (1000), INSNPROF_TICKS (6),
+#                                INSNPROF_PARAMS (thread_cache=0: cold)
 #   make bench-helpers           only build the helper programs
 #   make bench-floor [KVER=rel]  only build the empty-walk module (floor)
 #
@@ -30,7 +35,7 @@
 
 BENCH_BIN := $(BUILD)/bench
 
-.PHONY: bench bench-helpers bench-floor
+.PHONY: bench bench-helpers bench-floor bench-insnprof
 
 bench-helpers: $(BENCH_BIN)/offsample-sleepers $(BENCH_BIN)/offsample-benchtool \
 	$(BENCH_BIN)/offsample-cfidump
@@ -55,6 +60,13 @@ $(BENCH_BIN)/offsample-benchtool: $(TOP)/tests/bench/benchtool.c
 
 bench:
 	@BUILD='$(BUILD)' $(TOP)/tests/bench/bench.sh
+
+INSNPROF_THREADS ?= 1000
+INSNPROF_TICKS ?= 6
+INSNPROF_PARAMS ?= thread_cache=0
+bench-insnprof:
+	@BUILD='$(BUILD)' $(TOP)/tests/bench/insnprof.sh $(INSNPROF_THREADS) \
+		$(INSNPROF_TICKS) $(INSNPROF_PARAMS)
 
 # The floor of a tick (tests/bench/walkfloor): a test-only module built
 # beside offsample.ko for the same kernel, with the same features.h.

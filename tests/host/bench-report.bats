@@ -72,3 +72,30 @@ stat_of() {
 	run -2 env BENCH_AA=1 "$ROOT/tests/bench/bench.sh" --host
 	assert_output 'bench.sh: BENCH_AA=1 needs a guest'
 }
+
+@test "insnprof symbolize: instructions per function, per full capture, from the guest's symbols" {
+	local d=$BATS_TEST_TMPDIR/ip
+	mkdir -p "$d"
+	# Text symbols of the kernel and the module (a data symbol between
+	# them must not take their code), as /proc/kallsyms prints them.
+	printf '%s\n' 'ffffffff81000000 T _stext' 'ffffffff81000100 t foo' \
+		'ffffffff81000200 T bar' 'ffffffff81000300 d some_data' \
+		"$(printf 'ffffffffc0000000 t offs_visit\t[offsample]')" \
+		"$(printf 'ffffffffc0000400 t offs_tick\t[offsample]')" > "$d/kallsyms"
+	# Blocks: two in foo, one in bar, one past some_data (still bar's
+	# code), two in the module, one in user space.
+	printf '%s\n' 'ffffffff81000100 30' 'ffffffff81000180 10' 'ffffffff81000200 20' \
+		'ffffffff81000310 5' 'ffffffffc0000010 100' 'ffffffffc0000400 40' \
+		'555555554000 50' > "$d/blocks.1"
+	printf 'ticks 5\ncache_misses 10\nthreads_visited 12\n' > "$d/stats.0"
+	printf 'ticks 7\ncache_misses 30\nthreads_visited 40\n' > "$d/stats.1"
+	run -0 python3 "$ROOT/tests/bench/insnprof/symbolize.py" "$d"
+	assert_line '2 ticks, 28 threads visited, 20 full captures; instructions executed by the guest in them: 255 (kernel 205, user 50)'
+	assert_line "in the module's own functions: 140 (54.9%)"
+	assert_line '           100        5.0  39.2%  offs_visit [offsample]'
+	assert_line '            50        2.5  19.6%  [user]'
+	assert_line '            40        2.0  15.7%  foo'
+	assert_line '            40        2.0  15.7%  offs_tick [offsample]'
+	assert_line '            25        1.2   9.8%  bar'
+	run -2 python3 "$ROOT/tests/bench/insnprof/symbolize.py"
+}
