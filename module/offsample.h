@@ -21,6 +21,8 @@
 #include <linux/kref.h>
 #include <linux/mutex.h>
 #include <linux/uidgid.h>
+#include <linux/string.h>
+#include <linux/build_bug.h>
 
 #include "compat.h"
 
@@ -299,6 +301,34 @@ static inline bool offs_task_ran(struct task_struct *t, unsigned long ncsw)
 	if (smp_load_acquire(&t->on_cpu))	/* pairs with finish_task() */
 		return true;
 	return offs_ncsw(t) != ncsw;
+}
+
+/*
+ * The comparisons a capture makes to find its stack and record (table.c,
+ * ustack.c), inline: the kernel's memcmp() is a call and a loop of about
+ * 9 instructions a word, a sixth of a cold capture's recording (make
+ * bench-insnprof, issue 52).  Equality only.
+ */
+static inline bool offs_words_eq(const unsigned long *a, const unsigned long *b,
+				 unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return false;
+	return true;
+}
+
+/* Two names of TASK_COMM_LEN bytes, any alignment: two words each. */
+static __always_inline bool offs_comm_eq(const char *a, const char *b)
+{
+	u64 x[2], y[2];
+
+	BUILD_BUG_ON(sizeof(x) != TASK_COMM_LEN);
+	memcpy(x, a, sizeof(x));
+	memcpy(y, b, sizeof(y));
+	return x[0] == y[0] && x[1] == y[1];
 }
 
 #endif /* OFFS_OFFSAMPLE_H */

@@ -107,7 +107,7 @@ static struct offs_stack *offs_stack_get(const struct offs_sample *s, u32 hash)
 	hlist_for_each_entry(st, head, node) {
 		if (st->hash == hash && st->depth == s->depth &&
 		    st->truncated == s->truncated && st->pc_leaf == s->oncpu &&
-		    !memcmp(st->ips, s->ips, s->depth * sizeof(*s->ips))) {
+		    offs_words_eq(st->ips, s->ips, s->depth)) {
 			st->refs++;
 			return st;
 		}
@@ -512,8 +512,8 @@ static bool offs_rec_match(const struct offs_rec *r, const struct offs_key *k)
 	       r->wobj == k->wobj && r->syscall == k->syscall &&
 	       r->cgid == k->cgid && r->reason == k->reason &&
 	       r->state_ch == k->state_ch && r->tgid == k->tgid &&
-	       r->tid == k->tid && !memcmp(r->comm, k->comm, TASK_COMM_LEN) &&
-	       !memcmp(r->tname, k->tname, TASK_COMM_LEN);
+	       r->tid == k->tid && offs_comm_eq(r->comm, k->comm) &&
+	       offs_comm_eq(r->tname, k->tname);
 }
 
 static void offs_drop(struct offs_gen *gen, enum offs_reason reason, int err)
@@ -603,16 +603,17 @@ counted:
  * the sessions stay).  hit: the thread's cached capture, or NULL (then
  * st, w and reason are the capture's).
  */
-static void offs_sess_count(struct offs_sample *s, const struct offs_hit *hit,
-			    struct offs_stack *st, enum offs_reason reason,
-			    struct offs_wobj *w)
+static noinline void offs_sess_count_in(struct offs_sample *s,
+					 const struct offs_hit *hit,
+					 struct offs_stack *st,
+					 enum offs_reason reason,
+					 struct offs_wobj *w)
 {
 	struct offs_session *se;
 	struct offs_key key;
 	int i;
 
 	for (i = 0; i < OFFS_SESSIONS_MAX; i++) {
-		s->srec[i] = NULL;
 		se = offs_sessions[i];
 		if (!se || !(s->smask & OFFS_SLOT_SESS(i)))
 			continue;
@@ -622,6 +623,21 @@ static void offs_sess_count(struct offs_sample *s, const struct offs_hit *hit,
 			offs_key_fill(&key, s, st, reason, w, se->key_fields);
 		s->srec[i] = offs_gen_count(se->gen, &key);
 	}
+}
+
+/*
+ * s->srec[] for every session slot: NULL but where offs_sess_count_in()
+ * counts it.  Inline: most captures are wanted by no session, and then
+ * cost no call and no key on the stack.
+ */
+static inline void offs_sess_count(struct offs_sample *s,
+				   const struct offs_hit *hit,
+				   struct offs_stack *st, enum offs_reason reason,
+				   struct offs_wobj *w)
+{
+	memset(s->srec, 0, sizeof(s->srec));
+	if (s->smask & ~OFFS_SLOT_DEFAULT)
+		offs_sess_count_in(s, hit, st, reason, w);
 }
 
 /* A sample the sessions of s->smask could not store either (counted). */

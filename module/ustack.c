@@ -109,7 +109,9 @@ static struct offs_ustack *offs_ustack_intern(const struct offs_uframe *f,
 			     base.node) {
 		if (us->base.hash == hash && us->depth == depth &&
 		    us->raced == raced && us->truncated == truncated &&
-		    !memcmp(us->frames, f, bytes)) {
+		    offs_words_eq((const unsigned long *)us->frames,
+				  (const unsigned long *)f,
+				  bytes / sizeof(long))) {
 			offs_interned_get(&us->base);
 			return us;
 		}
@@ -258,7 +260,7 @@ static bool offs_usmemo_match(const struct offs_usmemo *m,
 {
 	return m->us && m->mm == s->umm && m->hash == hash &&
 	       m->n == s->udepth && m->truncated == s->utruncated &&
-	       !memcmp(m->ips, s->uips, m->n * sizeof(*s->uips));
+	       offs_words_eq(m->ips, s->uips, m->n);
 }
 
 /* offs_table_lock held: keep us (whole, every frame in the maps). */
