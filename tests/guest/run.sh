@@ -72,6 +72,10 @@ dmesg -w > "$out/dmesg-live.txt" 2>&1 &
 dmesg_pid=$!
 # No single test may take the whole guest down with it.
 export BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-600}
+# The helpers' pauses read from this FIFO with a timeout (offs_sleep in
+# tests/guest/lib.bash): no sleep(1) started for each.
+rm -f /tmp/offs-sleep.fifo
+mkfifo /tmp/offs-sleep.fifo && export OFFS_SLEEP_FIFO=/tmp/offs-sleep.fifo
 # acct(2) is system call 163 on x86_64, the guests' only architecture.
 acct=
 if [ -n "${OFFS_ACCT:-}" ]; then
