@@ -1040,14 +1040,25 @@ def write_md(b, tick, pipe, read, rawdir, cfi=None, blk=None, onc=None, model=No
           'run is `taskset -c 0 perf bench sched pipe -l %s` (two processes passing a\n'
           'token through a pipe: two context switches per loop, both on CPU 0, which\n'
           'under emulation is far less noisy than letting them bounce between vCPUs;\n'
-          'the tools\' own threads are free to run on the other CPU).  Runs are interleaved, base between\n'
+          '%s).  %s  Runs are interleaved, base between\n'
           'every two tool runs (base, offsample 19 Hz, base, offsample 99 Hz, base,\n'
           'offcputime, base, perf record, ... × %s rounds).  Loss is given two ways: the\n'
           'median of the tool\'s runs against the median of all base runs, and the\n'
           'median of *paired* losses (each tool run against the mean of the two base runs\n'
           'around it, which cancels slow drift).  The A/A line applies the paired method\n'
           'to base runs themselves: that is the noise floor.\n\n'
-          % (fmt_int(int(env.get('pipe_threads', 0))), env.get('pipe_loops'), env.get('pipe_rounds')))
+          % (fmt_int(int(env.get('pipe_threads', 0))), env.get('pipe_loops'),
+             'with one vCPU, the tools\' own threads share it' if env.get('cpus') == '1'
+             else 'the tools\' own threads are free to run on the other CPU',
+             'An offsample run loads the module, lets perf run once untimed and\n'
+             'waits until the `.eh_frame` tables of perf\'s files are built (a module\n'
+             'loaded for good has them), then times one run.'
+             if any(f.endswith('.first') for f in os.listdir(b.raw))
+             else '**An offsample run loads the module and times the first run after\n'
+             'it**: the module then builds the `.eh_frame` tables of perf and its\n'
+             'libraries during that run (make bench since 2026-12-05 runs perf once\n'
+             'untimed first).',
+             env.get('pipe_rounds')))
         w('| configuration | median ops/s | runs (ops/s) | loss vs base median | paired loss (median) | paired losses |\n')
         w('|---|---:|---|---:|---:|---|\n')
         w('| base (nothing running) | %s | %s | | A/A ±%s (median abs) | %s |\n'
