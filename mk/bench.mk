@@ -38,7 +38,7 @@ BENCH_BIN := $(BUILD)/bench
 .PHONY: bench bench-helpers bench-floor bench-insnprof
 
 bench-helpers: $(BENCH_BIN)/offsample-sleepers $(BENCH_BIN)/offsample-benchtool \
-	$(BENCH_BIN)/offsample-cfidump
+	$(BENCH_BIN)/offsample-cfidump $(BENCH_BIN)/insnprof.so $(BENCH_BIN)/offsample-insnmark
 
 # -O0 and frame pointers: the call sites that give each thread its own user
 # stack must stay distinct, and the module walks user stacks by frame pointer.
@@ -57,6 +57,16 @@ $(BENCH_BIN)/offsample-cfidump: $(TOP)/tests/ucfi/cfi-dump.c $(TOP)/module/ucfi.
 $(BENCH_BIN)/offsample-benchtool: $(TOP)/tests/bench/benchtool.c
 	@mkdir -p $(BENCH_BIN)
 	$(CC) -O2 -g -Wall -Wextra -Werror -o $@ $<
+
+# make bench-insnprof's QEMU plugin and the guest's mark (tests/bench/insnprof/).
+INSNPROF_SRC := $(TOP)/tests/bench/insnprof
+$(BENCH_BIN)/insnprof.so: $(INSNPROF_SRC)/insnprof.c $(INSNPROF_SRC)/mark.h
+	@mkdir -p $(BENCH_BIN)
+	$(CC) -O2 -Wall -Wextra -Werror -shared -fPIC -fvisibility=hidden -o $@ $<
+
+$(BENCH_BIN)/offsample-insnmark: $(INSNPROF_SRC)/mark.c $(INSNPROF_SRC)/mark.h
+	@mkdir -p $(BENCH_BIN)
+	$(CC) -O2 -Wall -Wextra -Werror -o $@ $<
 
 bench:
 	@BUILD='$(BUILD)' $(TOP)/tests/bench/bench.sh

@@ -22,35 +22,16 @@ P=/proc/offsample
 PARAM=/sys/module/offsample/parameters
 HZ=9
 
-stat_get() { awk -v k="$1" '$1 == k { print $2 }' $P/stats; }
-
-# wait_ticks N: until the module has run N ticks (10 minutes at most).
-wait_ticks() {
-	local i
-	for i in $(seq 3000); do
-		[ "$(stat_get ticks)" -ge "$1" ] && return 0
-		sleep 0.2
-	done
-	echo "insnprof-guest: timeout waiting for $1 ticks" >&2
-	return 1
-}
+log() { echo "insnprof-guest: $*" >&2; }
+. "$TOP/tests/bench/lib.sh"
 
 sysctl -qw kernel.threads-max=200000 kernel.pid_max=4194304 vm.max_map_count=1048576
-"$BB/offsample-sleepers" -n "$N" -m same > /tmp/sleepers.out 2>&1 &
-sl=$!
-for i in $(seq 3000); do
-	grep -q '^ready' /tmp/sleepers.out && break
-	kill -0 $sl 2>/dev/null || { cat /tmp/sleepers.out >&2; exit 1; }
-	sleep 0.2
-done
+start_ready /tmp/sleepers.out sleepers "$BB/offsample-sleepers" -n "$N" -m same || exit 1
+sl=$ready_pid
 insmod "$KO" hz=$HZ "$@" || exit 1
 # The files' .eh_frame tables built, then two ticks that used them.
-wait_ticks 2 || exit 1
-for i in $(seq 3000); do
-	[ "$(stat_get cfi_builds_pending)" = 0 ] && break
-	sleep 0.2
-done
-wait_ticks $(($(stat_get ticks) + 2)) || exit 1
+wait_ticks 2 600 || exit 1
+wait_cfi 600 || exit 1
 # Nothing starts a program between the two marks: the marks come from
 # one process (started before, it exits after), the pause is bash's read
 # on a FIFO no one writes, and enabled=0 returns once the tick in

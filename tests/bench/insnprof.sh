@@ -35,10 +35,7 @@ where_setup build test bench
 kver=${BENCH_KERNEL:-$(tests/vm/kernels.sh | head -n1)}
 make --no-print-directory BUILD="$BUILD" KVER="$kver" module
 make --no-print-directory BUILD="$BUILD" bench-helpers
-B=$BUILD/bench
-cc -O2 -Wall -Wextra -shared -fPIC -fvisibility=hidden \
-	-o "$B/insnprof.so" tests/bench/insnprof/insnprof.c
-cc -O2 -Wall -Wextra -o "$B/offsample-insnmark" tests/bench/insnprof/mark.c
+B=$BUILD/bench		# bench-helpers built the plugin and the mark there
 
 OUT=$B/insnprof
 rm -rf "$OUT"

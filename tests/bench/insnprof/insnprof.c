@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MARK_VADDR	0x7e5700000000ULL
+#include "mark.h"
 
 typedef uint64_t qemu_plugin_id_t;
 struct qemu_plugin_tb;

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <sys/mman.h>
 
-#define MARK_VADDR	0x7e5700000000ULL
+#include "mark.h"
 
 int main(void)
 {
