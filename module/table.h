@@ -122,8 +122,8 @@ static inline bool offs_hit_fits(const struct offs_hit *hit, u64 gen_seq,
 
 	return rec && hit->gen_seq == gen_seq &&
 	       hit->key_fields == key_fields && hit->cgid == cgid &&
-	       !memcmp(rec->comm, comm, TASK_COMM_LEN) &&
-	       (!rec->tname[0] || !memcmp(rec->tname, tname, TASK_COMM_LEN));
+	       offs_comm_eq(rec->comm, comm) &&
+	       (!rec->tname[0] || offs_comm_eq(rec->tname, tname));
 }
 
 /*

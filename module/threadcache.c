@@ -127,8 +127,7 @@ found:
 /* Is the thread exactly as it was at its last full capture? */
 bool offs_tc_unchanged(struct task_struct *t, const struct offs_tc_ent *e)
 {
-	return e->valid && e->config_seq == READ_ONCE(offs_config_seq) &&
-	       offs_tc_same(t, e);
+	return offs_tc_current(t, e, READ_ONCE(offs_config_seq));
 }
 
 /* Start of a tick (offs_tick_lock held): see offs_tc_walk_hit(). */

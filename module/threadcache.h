@@ -99,6 +99,17 @@ static inline bool offs_tc_same(struct task_struct *t,
 }
 
 /*
+ * Does e describe t as it is now: a whole capture, taken under the
+ * parameters' sequence config_seq, and t has not changed since?
+ */
+static inline bool offs_tc_current(struct task_struct *t,
+				   const struct offs_tc_ent *e,
+				   unsigned int config_seq)
+{
+	return e->valid && e->config_seq == config_seq && offs_tc_same(t, e);
+}
+
+/*
  * The sampler's RCU walk (sampler.c): count thread t again right there if
  * it has not changed since its cached capture (offs_tc_unchanged()) and
  * its record can take the sample without offs_table_lock
@@ -120,8 +131,7 @@ static inline struct offs_rec *offs_tc_walk_hit(struct task_struct *t,
 	if (!e)
 		return NULL;
 	offs_tc_mark_seen(e);
-	if (!e->valid || e->config_seq != offs_tc_walk.config_seq ||
-	    !offs_tc_same(t, e) ||
+	if (!offs_tc_current(t, e, offs_tc_walk.config_seq) ||
 	    (e->hit.fx.cand != OFFS_FX_NONE && offs_tc_walk.blockers))
 		return NULL;
 	return offs_table_again_fast(t, &e->hit, offs_tc_walk.gen_seq,
