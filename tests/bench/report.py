@@ -670,7 +670,8 @@ def write_aa(ra, rb, aa_dir):
     if not pairs:
         w('No figure to compare.\n\n')
         return
-    ds = sorted(p[3] for p in pairs)
+    apart = {p[0]: p[3] for p in pairs}
+    ds = sorted(apart.values())
 
     def within(x):
         return fmt_int(sum(1 for d in ds if d <= x))
@@ -691,10 +692,10 @@ def write_aa(ra, rb, aa_dir):
                           ('cold/parts/full_kstack_ns', 'cold: kernel unwind'),
                           ('cold/parts/user_ns_total', 'cold: user stack to files')):
             k = 'tick[%d]/%s' % (i, key)
-            if k in a and k in bb:
+            if k in a and k in bb:	# both 0: not a pair, 0% apart
                 w('| %s | %s | %s | %s | %.2f%% |\n'
                   % (fmt_int(row.get('n')), name, fmt_ns(a[k]), fmt_ns(bb[k]),
-                     100 * abs(bb[k] - a[k]) / max(abs(a[k]), abs(bb[k]), 1e-9)))
+                     100 * apart.get(k, 0.0)))
     w('\nThe 15 pairs furthest apart (the path names the figure in\n'
       '`tests/bench/report.py OUTDIR --json`):\n\n')
     w('| figure | first run | second run | apart |\n|---|---:|---:|---:|\n')
