@@ -87,8 +87,9 @@ stat_of() {
 	printf '%s\n' 'ffffffff81000100 30' 'ffffffff81000180 10' 'ffffffff81000200 20' \
 		'ffffffff81000310 5' 'ffffffffc0000010 100' 'ffffffffc0000400 40' \
 		'555555554000 50' > "$d/blocks.1"
-	printf 'ticks 5\ncache_misses 10\nthreads_visited 12\n' > "$d/stats.0"
-	printf 'ticks 7\ncache_misses 30\nthreads_visited 40\n' > "$d/stats.1"
+	# As /proc/offsample/stats: some lines are not numbers.
+	printf 'version 0.7.0\nticks 5\ncache_misses 10\nthreads_visited 12\n' > "$d/stats.0"
+	printf 'version 0.7.0\nticks 7\ncache_misses 30\nthreads_visited 40\n' > "$d/stats.1"
 	run -0 python3 "$ROOT/tests/bench/insnprof/symbolize.py" "$d"
 	assert_line '2 ticks, 28 threads visited, 20 full captures; instructions executed by the guest in them: 255 (kernel 205, user 50)'
 	assert_line "in the module's own functions: 140 (54.9%)"

@@ -15,15 +15,9 @@ import bisect
 import os
 import sys
 
-
-def stats(path):
-    d = {}
-    with open(path) as f:
-        for line in f:
-            p = line.split()
-            if len(p) >= 2 and p[1].lstrip('-').isdigit():
-                d[p[0]] = int(p[1])
-    return d
+# The stats files are read as make bench's report reads them.
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from report import read_stats  # noqa: E402
 
 
 def main():
@@ -56,9 +50,9 @@ def main():
                 i = bisect.bisect_right(starts, a) - 1
                 name = syms[i][1] if i >= 0 else '[unknown]'
             per[name] = per.get(name, 0) + n
-    s0 = stats(os.path.join(out, 'stats.0'))
-    s1 = stats(os.path.join(out, 'stats.1'))
-    d = {k: s1[k] - s0.get(k, 0) for k in s1}
+    s0 = read_stats(os.path.join(out, 'stats.0'))
+    s1 = read_stats(os.path.join(out, 'stats.1'))
+    d = {k: v - s0.get(k, 0) for k, v in s1.items() if isinstance(v, int)}
     caps = d.get('cache_misses', 0)
     ticks = d.get('ticks', 0)
     visited = d.get('threads_visited', 0)
