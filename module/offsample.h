@@ -320,15 +320,22 @@ static inline bool offs_words_eq(const unsigned long *a, const unsigned long *b,
 	return true;
 }
 
-/* Two names of TASK_COMM_LEN bytes, any alignment: two words each. */
+/*
+ * Two names of TASK_COMM_LEN bytes, any alignment: two words each, held
+ * in scalars (copies into arrays went through the stack).
+ */
 static __always_inline bool offs_comm_eq(const char *a, const char *b)
 {
-	u64 x[2], y[2];
+	u64 a0, a1, b0, b1;
 
-	BUILD_BUG_ON(sizeof(x) != TASK_COMM_LEN);
-	memcpy(x, a, sizeof(x));
-	memcpy(y, b, sizeof(y));
-	return x[0] == y[0] && x[1] == y[1];
+	BUILD_BUG_ON(TASK_COMM_LEN != 2 * sizeof(u64));
+	memcpy(&a0, a, sizeof(a0));
+	memcpy(&b0, b, sizeof(b0));
+	if (a0 != b0)
+		return false;
+	memcpy(&a1, a + sizeof(a0), sizeof(a1));
+	memcpy(&b1, b + sizeof(b0), sizeof(b1));
+	return a1 == b1;
 }
 
 #endif /* OFFS_OFFSAMPLE_H */
