@@ -604,31 +604,33 @@ def main():
     b = Bench(out)
     global ICOUNT
     ICOUNT = b.host.get('mode') == 'icount'
-    tick = b.tick()
-    pipe = b.pipe()
-    read = b.read()
+    r = sections(b)
     if as_json:
-        json.dump(results(b, tick, pipe, read), sys.stdout, indent=1, default=str)
+        json.dump(results(b, r), sys.stdout, indent=1, default=str)
         return
-    write_md(b, tick, pipe, read, rawdir, b.cfi(), b.blockers(), b.oncpu(), b.model(),
-             see_also, b.python())
+    write_md(b, r['tick'], r['pipe'], r['read'], rawdir, r['cfi'], r['blockers'],
+             r['oncpu'], r['model'], see_also, r['python'])
     if aa:
         b2 = Bench(aa)
-        write_aa(results(b, tick, pipe, read),
-                 results(b2, b2.tick(), b2.pipe(), b2.read()), aa)
+        write_aa(results(b, r), results(b2, sections(b2)), aa)
 
 
-def results(b, tick, pipe, read):
-    """Every figure of a run, as --json prints it."""
+def sections(b):
+    """Every section's figures of a run, each read from its raw files once."""
+    return {'tick': b.tick(), 'pipe': b.pipe(), 'read': b.read(), 'cfi': b.cfi(),
+            'blockers': b.blockers(), 'oncpu': b.oncpu(), 'model': b.model(),
+            'python': b.python()}
+
+
+def results(b, r):
+    """Every figure of a run, as --json prints it (r: its sections())."""
     def clean(o):
         if isinstance(o, dict):
             return {k: clean(v) for k, v in o.items() if k != 'stats' and k != 'loaded'}
         if isinstance(o, list):
             return [clean(x) for x in o]
         return o
-    return clean({'env': b.env, 'host': b.host, 'tick': tick, 'pipe': pipe,
-                  'read': read, 'cfi': b.cfi(), 'blockers': b.blockers(),
-                  'oncpu': b.oncpu(), 'model': b.model(), 'python': b.python()})
+    return clean(dict({'env': b.env, 'host': b.host}, **r))
 
 
 def leaves(o, path=''):
