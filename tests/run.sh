@@ -28,6 +28,9 @@
 # OFFS_FILTER (only the guest tests whose names match this regex),
 # OFFS_ACCT=1 (each guest's CPU seconds per program, from the kernel's
 # process accounting: guest-REL/acct.txt, the top of it in the log),
+# OFFS_BATS_FULL_TRACE=1 (a failure inside a helper of tests/guest/lib.bash
+# and the other libraries is reported at the helper's line, not only at
+# the test's: bats's own DEBUG trap, tests/lib/bats-fix.bash),
 # OFFS_GUEST_JOBS (guests booted at once; default: 2, or half the host
 # CPUs on a machine with more than 4; see below),
 # OFFS_TEST_BUDGET (seconds the whole run may take,
@@ -279,6 +282,7 @@ if [ $mode != host ]; then
 				"$k" "$out" -- env OFFS_ONCE="$nth/${#ready[@]}" \
 				${OFFS_FILTER:+OFFS_FILTER="$OFFS_FILTER"} \
 				${OFFS_ACCT:+OFFS_ACCT="$OFFS_ACCT"} \
+				${OFFS_BATS_FULL_TRACE:+OFFS_BATS_FULL_TRACE="$OFFS_BATS_FULL_TRACE"} \
 				tests/guest/run.sh "$out" ${suites[@]+"${suites[@]}"} \
 				> "$out.log" 2>&1
 			echo "$? $(( $(date +%s) - start ))" > "$out.rc"
