@@ -19,12 +19,10 @@ setup() {
 }
 
 @test "harness: a test that outlives BATS_TEST_TIMEOUT is stopped, the next one runs" {
-	local t0=$SECONDS
 	BATS_TEST_TIMEOUT=2 run -1 bats "$H/timeout.bats"
+	# Stopped by the watchdog: a test run to its end (30 s) is "ok 1".
 	assert_line --index 1 "not ok 1 outlives the timeout # timeout after 2s"
 	assert_line "ok 2 runs after it"
-	# Stopped, not run to its end (30 s).
-	[ $((SECONDS - t0)) -lt 25 ]
 }
 
 @test "harness: failures are reported at the test's line, helpers of ours included" {
