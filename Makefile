@@ -77,7 +77,7 @@ JAVAC := $(shell command -v javac 2>/dev/null)
 # The test workload: threads that wait in known ways (frame pointers kept).
 workload: $(BUILD)/offsample-workload $(BUILD)/offsample-ustack $(BUILD)/offsample-ustack-nofp \
 	$(BUILD)/offsample-withpid $(BUILD)/offsample-safety $(BUILD)/offsample-workload-nofp \
-	$(BUILD)/offsample-blockers $(BUILD)/offsample-oncpu \
+	$(BUILD)/offsample-blockers $(BUILD)/offsample-waitfor $(BUILD)/offsample-oncpu \
 	$(BUILD)/offsample-cfilib.so $(BUILD)/offsample-cfihost $(BUILD)/offsample-cfibomb \
 	$(if $(JAVAC),$(BUILD)/jit/OffsampleHot.class) $(BUILD)/dbg/.made
 $(BUILD)/offsample-workload: $(TOP)/tests/workload/offsample-workload.c
@@ -136,6 +136,12 @@ $(BUILD)/offsample-safety: $(TOP)/tests/workload/offsample-safety.c
 
 # Threads waiting for locks others hold (tests/guest/58-blockers.bats).
 $(BUILD)/offsample-blockers: $(TOP)/tests/workload/offsample-blockers.c
+	@mkdir -p $(BUILD)
+	$(CC) -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
+		-fno-optimize-sibling-calls -Wall -Wextra -Werror -pthread -o $@ $<
+
+# Threads and processes waiting in the kernel (tests/guest/58-waitfor.bats).
+$(BUILD)/offsample-waitfor: $(TOP)/tests/workload/offsample-waitfor.c
 	@mkdir -p $(BUILD)
 	$(CC) -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 		-fno-optimize-sibling-calls -Wall -Wextra -Werror -pthread -o $@ $<

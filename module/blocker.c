@@ -53,6 +53,8 @@
 #include <linux/string.h>
 #include <linux/sort.h>
 #include <linux/sched/clock.h>
+#include <linux/slab.h>
+#include <linux/smp.h>
 #include <asm/unistd.h>
 
 #include "offsample.h"
@@ -61,6 +63,8 @@
 #include "table.h"
 #include "session.h"
 #include "ustack.h"
+#include "classify.h"
+#include "kholder.h"
 #include "blocker.h"
 
 const char * const offs_blk_kind_names[OFFS_BK_NR] = {
@@ -70,6 +74,10 @@ const char * const offs_blk_kind_names[OFFS_BK_NR] = {
 	[OFFS_BK_PI] = "pi",
 	[OFFS_BK_RWLOCK] = "rwlock",
 	[OFFS_BK_GIL] = "gil",
+	[OFFS_BK_CHILD] = "child",
+	[OFFS_BK_CPU] = "cpu",
+	[OFFS_BK_RWSEM] = "rwsem",
+	[OFFS_BK_RTMUTEX] = "rtmutex",
 };
 
 const char * const offs_blk_hstate_names[OFFS_BH_NR] = {
@@ -101,18 +109,49 @@ const char * const offs_blk_hstate_names[OFFS_BH_NR] = {
 #define OFFS_BLK_PENDING	1024
 /* Holders outside the waiter's process searched for per tick. */
 #define OFFS_BLK_FAR_SEARCH	16
+/* Edges to the children of "any child" and group waits, per tick. */
+#define OFFS_BLK_CHILD_EDGES	256
+/* "Any child" and group waits whose children are looked for, per tick. */
+#define OFFS_BLK_CHILD_WAITS	16
 
 struct offs_blk_pending {
 	struct offs_edge_key key;	/* for the default consumer */
 	struct task_struct *holder;	/* reference held, or NULL: gone */
+	struct pid *pgrp;		/* group wait: the group, referenced */
 	unsigned int widx;		/* the waiter's index in the snapshot */
 	int hidx;			/* the holder's, or -1 (tick end) */
+	bool children;			/* kind child, any or group: tick end */
 	/* The waiter's records in the sessions' windows (session.c). */
 	struct offs_rec *wsrec[OFFS_SESSIONS_MAX];
 };
 
 static struct offs_blk_pending offs_blk_pend[OFFS_BLK_PENDING];
 static unsigned int offs_blk_npend;
+
+/* One edge to a child, found at the end of a tick. */
+struct offs_blk_child {
+	unsigned int pend;		/* the wait, in offs_blk_pend[] */
+	unsigned int cidx;		/* the child's leader in the snapshot */
+	char hname[TASK_COMM_LEN];
+	char hcomm[TASK_COMM_LEN];
+};
+
+static struct offs_blk_child offs_blk_kids[OFFS_BLK_CHILD_EDGES];
+
+/*
+ * The thread the walk found running on each CPU (nr_cpu_ids slots), valid
+ * for the tick whose number it holds: the holder of the threads waiting
+ * in that CPU's run queue.
+ */
+struct offs_blk_cpu {
+	u64 tick;
+	unsigned int idx;		/* in the snapshot */
+	char name[TASK_COMM_LEN];
+	char comm[TASK_COMM_LEN];
+};
+
+static struct offs_blk_cpu *offs_blk_cpus;
+static u64 offs_blk_tickno = 1;
 
 /*
  * Fair shares of OFFS_BLK_PENDING.  Threads are visited process by
@@ -221,7 +260,13 @@ void offs_blk_fxwait(const struct offs_sample *s, struct offs_fxwait *fx)
 	int cmd;
 
 	fx->cand = OFFS_FX_NONE;
-	if (!s->user || s->syscall != __NR_futex)
+	if (!s->user)
+		return;
+	if (s->syscall == __NR_wait4 || s->syscall == __NR_waitid) {
+		offs_kh_child_wait(s, fx);
+		return;
+	}
+	if (s->syscall != __NR_futex)
 		return;
 	cmd = offs_futex_cmd(s->args[1]);
 	/*
@@ -236,6 +281,27 @@ void offs_blk_fxwait(const struct offs_sample *s, struct offs_fxwait *fx)
 		fx->cand = OFFS_FX_WAIT;
 	fx->uaddr = s->args[0];
 	fx->val = val;
+}
+
+/*
+ * After classification: a lock wait that is not a user-space lock's
+ * (futex(), file locks) may be a kernel lock's whose owner is known.
+ */
+void offs_blk_kwait(const struct offs_sample *s, unsigned int reason,
+		    struct offs_fxwait *fx)
+{
+	if (fx->cand != OFFS_FX_NONE || reason != OFFS_R_LOCK || s->oncpu)
+		return;
+	switch (s->syscall) {
+	case __NR_futex:
+#ifdef __NR_futex_waitv
+	case __NR_futex_waitv:
+#endif
+	case __NR_flock:
+	case __NR_fcntl:
+		return;
+	}
+	fx->cand = OFFS_FX_KLOCK;
 }
 
 static u32 offs_u32_at(const u8 *buf, unsigned int off)
@@ -355,15 +421,77 @@ static int offs_blk_read_owner(const struct offs_fxwait *fx, u8 *kind,
 	return owner;
 }
 
+/* The holder's names, as offs_sample_names() copies them (racy is fine). */
+static void offs_blk_hnames(struct offs_edge_key *k, struct task_struct *h)
+{
+	k->htid = h->pid;
+	k->htgid = h->tgid;
+	memcpy(k->hname, h->comm, TASK_COMM_LEN);
+	k->hname[TASK_COMM_LEN - 1] = '\0';
+	/* The leader's name, as records show "comm"; RCU keeps it. */
+	rcu_read_lock();
+	memcpy(k->hcomm, READ_ONCE(h->group_leader)->comm, TASK_COMM_LEN);
+	rcu_read_unlock();
+	k->hcomm[TASK_COMM_LEN - 1] = '\0';
+}
+
 /*
- * t (counted in rec, and in the sessions' srec[], at snapshot index idx,
- * context-switch count ncsw when captured) waits as fx says: find the
- * holder and keep the observation for the end of the tick.  Sleeps
- * (entering t's address space).
+ * Whether a wait of t (counted in rec and the sessions' srec[]) is to be
+ * looked up: some consumer counted it, blockers are on, and its process's
+ * share of the tick's lookups allows one more.
  */
-void offs_blk_note(struct task_struct *t, const struct offs_fxwait *fx,
-		   struct offs_rec *rec, struct offs_rec * const *srec,
-		   unsigned int idx, unsigned long ncsw)
+static bool offs_blk_want(struct task_struct *t, struct offs_rec *rec,
+			  struct offs_rec * const *srec)
+{
+	bool counted = rec;
+	int i;
+
+	for (i = 0; i < OFFS_SESSIONS_MAX; i++)
+		counted |= !!srec[i];
+	if (!counted || !READ_ONCE(offs_blockers))
+		return false;
+	if (!offs_blk_share(t->tgid) || offs_blk_npend >= OFFS_BLK_PENDING) {
+		OFFS_STAT_ADD(blocker_dropped, 1);
+		return false;
+	}
+	OFFS_STAT_ADD(blocker_looked, 1);
+	return true;
+}
+
+/*
+ * Keep the observation "t (snapshot index idx) waits for h" (h referenced,
+ * or NULL: gone or found at the end of the tick) for the end of the tick.
+ */
+static struct offs_blk_pending *
+offs_blk_add(struct task_struct *t, struct offs_rec *rec,
+	     struct offs_rec * const *srec, unsigned int idx, u8 kind,
+	     unsigned long obj, struct task_struct *h)
+{
+	struct offs_blk_pending *p = &offs_blk_pend[offs_blk_npend++];
+
+	memset(p, 0, sizeof(*p));	/* the key is hashed as bytes */
+	p->key.wrec = rec;
+	memcpy(p->wsrec, srec, sizeof(p->wsrec));
+	p->key.uaddr = obj;
+	p->key.wtid = t->pid;
+	p->key.wtgid = t->tgid;
+	p->key.kind = kind;
+	/* Names as offs_sample_names() copies them (a racy rename is fine). */
+	memcpy(p->key.wname, t->comm, TASK_COMM_LEN);
+	p->key.wname[TASK_COMM_LEN - 1] = '\0';
+	p->holder = h;
+	p->widx = idx;
+	if (h)
+		offs_blk_hnames(&p->key, h);
+	return p;
+}
+
+/* A user-space lock (futex word) or the GIL: read the owner's id. */
+static void offs_blk_note_futex(struct task_struct *t,
+				const struct offs_fxwait *fx,
+				struct offs_rec *rec,
+				struct offs_rec * const *srec,
+				unsigned int idx, unsigned long ncsw)
 {
 	struct offs_blk_pending *p;
 	struct task_struct *h = NULL;
@@ -371,40 +499,26 @@ void offs_blk_note(struct task_struct *t, const struct offs_fxwait *fx,
 	struct pid *pid;
 	bool shared;
 	u8 kind = OFFS_BK_NONE;
-	u64 t0;
 	int nr;
 
-	bool counted = rec;
-	int i;
-
-	for (i = 0; i < OFFS_SESSIONS_MAX; i++)
-		counted |= !!srec[i];
-	if (fx->cand == OFFS_FX_NONE || !counted || !READ_ONCE(offs_blockers))
-		return;
-	if (!offs_blk_share(t->tgid) || offs_blk_npend >= OFFS_BLK_PENDING) {
-		OFFS_STAT_ADD(blocker_dropped, 1);
-		return;
-	}
-	t0 = local_clock();
-	OFFS_STAT_ADD(blocker_looked, 1);
 	/* No CFI map needed: only data is read. */
 	if (!offs_uwin_enter_data(t)) {
 		OFFS_STAT_ADD(blocker_read_failed, 1);
-		goto out;
+		return;
 	}
 	nr = offs_blk_read_owner(fx, &kind, &shared);
 	if (nr < 0) {
 		OFFS_STAT_ADD(blocker_read_failed, 1);
-		goto out;
+		return;
 	}
 	if (!nr) {
 		OFFS_STAT_ADD(blocker_unknown, 1);
-		goto out;
+		return;
 	}
 	/* Woke (or exited) while we entered its memory: not waiting now. */
 	if (offs_task_ran(t, ncsw)) {
 		OFFS_STAT_ADD(blocker_raced, 1);
-		goto out;
+		return;
 	}
 	/* The task list and pid hash are RCU-protected; nothing sleeps. */
 	rcu_read_lock();
@@ -425,45 +539,144 @@ void offs_blk_note(struct task_struct *t, const struct offs_fxwait *fx,
 	rcu_read_unlock();
 	if (!ns) {
 		OFFS_STAT_ADD(blocker_raced, 1);
-		goto out;
+		return;
 	}
 	if (h == t || offs_task_ran(t, ncsw)) {
 		/* Took the lock itself, or woke: not waiting as sampled. */
 		OFFS_STAT_ADD(blocker_raced, 1);
 		if (h)
 			put_task_struct(h);
-		goto out;
+		return;
 	}
-	p = &offs_blk_pend[offs_blk_npend++];
-	memset(&p->key, 0, sizeof(p->key));	/* hashed as bytes */
-	p->key.wrec = rec;
-	memcpy(p->wsrec, srec, sizeof(p->wsrec));
-	p->key.uaddr = fx->uaddr;
-	p->key.wtid = t->pid;
-	p->key.wtgid = t->tgid;
-	p->key.kind = kind;
-	/* Names as offs_sample_names() copies them (a racy rename is fine). */
-	memcpy(p->key.wname, t->comm, TASK_COMM_LEN);
-	p->key.wname[TASK_COMM_LEN - 1] = '\0';
-	p->holder = h;
-	p->widx = idx;
-	if (h) {
-		p->key.htid = h->pid;
-		p->key.htgid = h->tgid;
-		memcpy(p->key.hname, h->comm, TASK_COMM_LEN);
-		p->key.hname[TASK_COMM_LEN - 1] = '\0';
-		/* The leader's name, as records show "comm"; RCU keeps it. */
-		rcu_read_lock();
-		memcpy(p->key.hcomm, READ_ONCE(h->group_leader)->comm,
-		       TASK_COMM_LEN);
-		rcu_read_unlock();
-		p->key.hcomm[TASK_COMM_LEN - 1] = '\0';
-	} else {
+	p = offs_blk_add(t, rec, srec, idx, kind, fx->uaddr, h);
+	if (!h) {
 		p->key.htid = nr;	/* as the waiter's namespace numbers it */
 		p->key.hstate = OFFS_BH_GONE;
 	}
-out:
+}
+
+/* wait4()/waitid(): the child, or (group, any) the children at tick end. */
+static void offs_blk_note_child(struct task_struct *t,
+				const struct offs_fxwait *fx,
+				struct offs_rec *rec,
+				struct offs_rec * const *srec,
+				unsigned int idx, unsigned long ncsw)
+{
+	struct offs_blk_pending *p;
+	struct task_struct *c;
+	struct pid *pgrp;
+
+	if (!offs_kh_child(t, fx, &c, &pgrp) || offs_task_ran(t, ncsw)) {
+		OFFS_STAT_ADD(blocker_raced, 1);
+		goto put;
+	}
+	if (fx->val == OFFS_WAIT_PID && !c) {
+		OFFS_STAT_ADD(blocker_unknown, 1);
+		return;
+	}
+	p = offs_blk_add(t, rec, srec, idx, OFFS_BK_CHILD, fx->val, c);
+	p->children = fx->val != OFFS_WAIT_PID;
+	p->pgrp = pgrp;
+	return;
+put:
+	if (c)
+		put_task_struct(c);
+	put_pid(pgrp);
+}
+
+/* A kernel lock: its owner where kholder.c can tell. */
+static void offs_blk_note_klock(struct task_struct *t,
+				struct offs_rec *rec,
+				struct offs_rec * const *srec,
+				unsigned int idx, unsigned long ncsw)
+{
+	struct task_struct *h;
+	u8 kind, obj;
+	int ret;
+
+	ret = offs_kh_klock(t, &h, &kind, &obj);
+	if (ret == -EBUSY) {
+		OFFS_STAT_ADD(blocker_read_failed, 1);
+		return;
+	}
+	if (ret || !h) {
+		OFFS_STAT_ADD(blocker_unknown, 1);
+		return;
+	}
+	if (h == t || offs_task_ran(t, ncsw)) {
+		OFFS_STAT_ADD(blocker_raced, 1);
+		put_task_struct(h);
+		return;
+	}
+	offs_blk_add(t, rec, srec, idx, kind, obj, h);
+}
+
+/*
+ * t (counted in rec, and in the sessions' srec[], at snapshot index idx,
+ * context-switch count ncsw when captured) waits as fx says: find the
+ * holder and keep the observation for the end of the tick.  Sleeps
+ * (entering t's address space).
+ */
+void offs_blk_note(struct task_struct *t, const struct offs_fxwait *fx,
+		   struct offs_rec *rec, struct offs_rec * const *srec,
+		   unsigned int idx, unsigned long ncsw)
+{
+	u64 t0;
+
+	if (fx->cand == OFFS_FX_NONE || !offs_blk_want(t, rec, srec))
+		return;
+	t0 = local_clock();
+	switch (fx->cand) {
+	case OFFS_FX_CHILD:
+		offs_blk_note_child(t, fx, rec, srec, idx, ncsw);
+		break;
+	case OFFS_FX_KLOCK:
+		offs_blk_note_klock(t, rec, srec, idx, ncsw);
+		break;
+	default:
+		offs_blk_note_futex(t, fx, rec, srec, idx, ncsw);
+		break;
+	}
 	OFFS_STAT_ADD(blocker_ns_total, local_clock() - t0);
+}
+
+/* The walk's thread t, at snapshot index idx, was running on cpu. */
+void offs_blk_note_running(struct task_struct *t, unsigned int idx,
+			   unsigned int cpu)
+{
+	struct offs_blk_cpu *c;
+
+	if (cpu >= nr_cpu_ids || !offs_blk_cpus || !READ_ONCE(offs_blockers))
+		return;
+	c = &offs_blk_cpus[cpu];
+	c->tick = offs_blk_tickno;
+	c->idx = idx;
+	memcpy(c->name, t->comm, TASK_COMM_LEN);
+	c->name[TASK_COMM_LEN - 1] = '\0';
+	/* The leader's name, as records show "comm"; RCU keeps it. */
+	rcu_read_lock();
+	memcpy(c->comm, READ_ONCE(t->group_leader)->comm, TASK_COMM_LEN);
+	rcu_read_unlock();
+	c->comm[TASK_COMM_LEN - 1] = '\0';
+}
+
+/*
+ * t waits in cpu's run queue: for the thread running there, found at the
+ * end of the tick.  A thread queued behind the sampler itself waits for
+ * the sampling, not for anything of the host's: no edge, only counted.
+ */
+void offs_blk_note_runq(struct task_struct *t, unsigned int cpu,
+			struct offs_rec *rec, struct offs_rec * const *srec,
+			unsigned int idx)
+{
+	/* Preemption on: this may be stale, then the holder is unknown. */
+	if (cpu == raw_smp_processor_id()) {
+		if (READ_ONCE(offs_blockers))
+			OFFS_STAT_ADD(blocker_self, 1);
+		return;
+	}
+	if (offs_blk_want(t, rec, srec))
+		offs_blk_add(t, rec, srec, idx, OFFS_BK_CPU, cpu, NULL);
 }
 
 /* Where h was counted in this tick: near the waiter, its own process. */
@@ -529,6 +742,96 @@ static void offs_blk_count_sessions(const struct offs_blk_pending *p,
 }
 
 /*
+ * A run-queue wait: the thread the walk found running on the waiter's CPU
+ * at this tick.  False if none was (idle, or not visited): nobody named.
+ */
+static bool offs_blk_cpu_holder(struct offs_blk_pending *p,
+				const struct offs_snap_out *out, unsigned int n)
+{
+	unsigned long cpu = p->key.uaddr;
+	const struct offs_blk_cpu *c;
+
+	if (cpu >= nr_cpu_ids || !offs_blk_cpus)
+		return false;
+	c = &offs_blk_cpus[cpu];
+	if (c->tick != offs_blk_tickno || c->idx >= n)
+		return false;
+	p->hidx = c->idx;
+	p->key.htid = out[c->idx].tid;
+	p->key.htgid = out[c->idx].tgid;
+	memcpy(p->key.hname, c->name, TASK_COMM_LEN);
+	memcpy(p->key.hcomm, c->comm, TASK_COMM_LEN);
+	offs_blk_holder(&p->key, &out[c->idx], out[c->idx].rec,
+			OFFS_SLOT_DEFAULT);
+	return true;
+}
+
+/*
+ * The children of this tick's "any child" and group waits: the leaders of
+ * the walk whose parent is the waiter's process (the walk noted each
+ * leader's parent), in the group asked for.  Returns how many edges
+ * offs_blk_kids[] holds.
+ */
+static unsigned int offs_blk_children(const struct offs_snap_out *out,
+				      unsigned int n)
+{
+	unsigned int w[OFFS_BLK_CHILD_WAITS];
+	unsigned int i, k, nw = 0, nk = 0;
+	struct offs_blk_child *c;
+	struct offs_blk_pending *p;
+
+	for (i = 0; i < offs_blk_npend; i++) {
+		if (!offs_blk_pend[i].children)
+			continue;
+		if (nw < OFFS_BLK_CHILD_WAITS) {
+			w[nw++] = i;
+		} else {
+			/* Not looked at: counted as dropped, not counted. */
+			offs_blk_pend[i].children = false;
+			offs_blk_pend[i].key.wrec = NULL;
+			memset(offs_blk_pend[i].wsrec, 0,
+			       sizeof(offs_blk_pend[i].wsrec));
+			OFFS_STAT_ADD(blocker_dropped, 1);
+		}
+	}
+	for (i = 0; nw && i < n; i++) {
+		if (!out[i].ptgid)
+			continue;
+		for (k = 0; k < nw; k++) {
+			p = &offs_blk_pend[w[k]];
+			if (out[i].ptgid != p->key.wtgid ||
+			    out[i].tgid == p->key.wtgid)
+				continue;
+			if (nk >= OFFS_BLK_CHILD_EDGES) {
+				OFFS_STAT_ADD(blocker_dropped, 1);
+				continue;
+			}
+			c = &offs_blk_kids[nk];
+			if (!offs_kh_in_pgrp(out[i].tgid, p->pgrp, c->hname,
+					     c->hcomm))
+				continue;
+			c->pend = w[k];
+			c->cidx = i;
+			nk++;
+		}
+	}
+	return nk;
+}
+
+/* Count p (and its copies in the sessions).  offs_table_lock held. */
+static void offs_blk_count(const struct offs_blk_pending *p,
+			   const struct offs_snap_out *out)
+{
+	if (!p->key.wrec)
+		;	/* the default consumer did not count it */
+	else if (offs_table_count_edge(NULL, &p->key))
+		OFFS_STAT_ADD(blocker_found, 1);
+	else
+		OFFS_STAT_ADD(blocker_dropped, 1);
+	offs_blk_count_sessions(p, out);
+}
+
+/*
  * End of a tick: give each observation the holder's record of this tick
  * and count it.  snap[] pointers are only compared (the threads may have
  * exited); each holder is alive, referenced since offs_blk_note().
@@ -536,14 +839,24 @@ static void offs_blk_count_sessions(const struct offs_blk_pending *p,
 void offs_blk_tick_end(struct task_struct * const *snap,
 		       const struct offs_snap_out *out, unsigned int n)
 {
-	unsigned int i, far = 0;
-	struct offs_blk_pending *p;
+	unsigned int i, nkids, far = 0;
+	struct offs_blk_pending *p, q;
 	struct task_struct *last = NULL;
+	const struct offs_blk_child *c;
 	int j = -1;
 
 	for (i = 0; i < offs_blk_npend; i++) {
 		p = &offs_blk_pend[i];
 		p->hidx = -1;
+		if (p->key.kind == OFFS_BK_CPU) {
+			if (!offs_blk_cpu_holder(p, out, n)) {
+				/* Nobody seen on that CPU: no edge. */
+				OFFS_STAT_ADD(blocker_unknown, 1);
+				p->key.wrec = NULL;
+				memset(p->wsrec, 0, sizeof(p->wsrec));
+			}
+			continue;
+		}
 		if (!p->holder)
 			continue;
 		/* Waiters of one lock come together: search once per holder. */
@@ -560,22 +873,47 @@ void offs_blk_tick_end(struct task_struct * const *snap,
 		put_task_struct(p->holder);
 		p->holder = NULL;
 	}
+	nkids = offs_blk_children(out, n);
 	/*
-	 * At most OFFS_BLK_PENDING short inserts (for each consumer) under
-	 * one hold; the sessions stay for the tick (offs_tick_lock).
+	 * At most OFFS_BLK_PENDING + OFFS_BLK_CHILD_EDGES short inserts (for
+	 * each consumer) under one hold; the sessions stay for the tick
+	 * (offs_tick_lock).
 	 */
 	mutex_lock(&offs_table_lock);
 	for (i = 0; i < offs_blk_npend; i++) {
 		p = &offs_blk_pend[i];
-		if (!p->key.wrec)
-			;	/* the default consumer did not count it */
-		else if (offs_table_count_edge(NULL, &p->key))
-			OFFS_STAT_ADD(blocker_found, 1);
-		else
-			OFFS_STAT_ADD(blocker_dropped, 1);
-		offs_blk_count_sessions(p, out);
+		if (!p->children)
+			offs_blk_count(p, out);
+	}
+	for (i = 0; i < nkids; i++) {
+		c = &offs_blk_kids[i];
+		q = offs_blk_pend[c->pend];
+		q.hidx = c->cidx;
+		q.key.htid = out[c->cidx].tid;
+		q.key.htgid = out[c->cidx].tgid;
+		memcpy(q.key.hname, c->hname, TASK_COMM_LEN);
+		memcpy(q.key.hcomm, c->hcomm, TASK_COMM_LEN);
+		offs_blk_holder(&q.key, &out[c->cidx], out[c->cidx].rec,
+				OFFS_SLOT_DEFAULT);
+		offs_blk_count(&q, out);
 	}
 	mutex_unlock(&offs_table_lock);
+	for (i = 0; i < offs_blk_npend; i++)
+		put_pid(offs_blk_pend[i].pgrp);
 	offs_blk_npend = 0;
+	offs_blk_tickno++;
 	offs_blk_share_tick_end();
+}
+
+int offs_blk_init(void)
+{
+	offs_blk_cpus = kcalloc(nr_cpu_ids, sizeof(*offs_blk_cpus),
+				GFP_KERNEL);
+	return offs_blk_cpus ? 0 : -ENOMEM;
+}
+
+void offs_blk_exit(void)
+{
+	kfree(offs_blk_cpus);
+	offs_blk_cpus = NULL;
 }

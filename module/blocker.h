@@ -19,6 +19,10 @@ enum offs_blk_kind {
 	OFFS_BK_PI,		/* priority-inheritance futex: owner tid in the word */
 	OFFS_BK_RWLOCK,		/* glibc rwlock held for writing: __cur_writer */
 	OFFS_BK_GIL,		/* CPython's GIL: last_holder while locked */
+	OFFS_BK_CHILD,		/* wait4()/waitid(): a child process */
+	OFFS_BK_CPU,		/* runnable: the thread running on its CPU */
+	OFFS_BK_RWSEM,		/* kernel rw_semaphore held for writing */
+	OFFS_BK_RTMUTEX,	/* kernel rt_mutex (PREEMPT_RT: most locks) */
 	OFFS_BK_NR
 };
 
@@ -34,11 +38,22 @@ enum offs_blk_hstate {
 extern const char * const offs_blk_kind_names[OFFS_BK_NR];
 extern const char * const offs_blk_hstate_names[OFFS_BH_NR];
 
+/* Which kernel object a kernel-lock edge names (object=). */
+enum offs_blk_kobj {
+	OFFS_KO_NONE,
+	OFFS_KO_MMAP_LOCK,	/* the waiter's mm->mmap_lock */
+	OFFS_KO_NR
+};
+
 /* One waiter -> holder observation, as counted in a generation. */
 struct offs_edge_key {
 	struct offs_rec *wrec;		/* the waiter's record, same generation */
 	struct offs_rec *hrec;		/* the holder's, or NULL */
-	unsigned long uaddr;		/* the futex word */
+	/*
+	 * The futex word; for kind child the OFFS_WAIT_* kind, for cpu the
+	 * CPU, for rwsem and rtmutex the OFFS_KO_* object.
+	 */
+	unsigned long uaddr;
 	pid_t wtid, wtgid;		/* initial pid namespace */
 	pid_t htid, htgid;		/* initial namespace; as read when gone */
 	u8 kind;
@@ -62,6 +77,8 @@ struct offs_snap_out {
 	struct offs_rec *srec[OFFS_SESSIONS_MAX];	/* ... in the sessions */
 	unsigned int smask;		/* consumers that want it (OFFS_SLOT_*) */
 	pid_t tid, tgid;
+	pid_t ptgid;			/* leaders: the parent's process */
+	unsigned int cpu;		/* running or runnable: its CPU */
 	bool running;
 	bool active;			/* running or waiting for a CPU */
 	bool visited;			/* sampled at this tick */
@@ -71,7 +88,16 @@ void offs_blk_fxwait(const struct offs_sample *s, struct offs_fxwait *fx);
 void offs_blk_note(struct task_struct *t, const struct offs_fxwait *fx,
 		   struct offs_rec *rec, struct offs_rec * const *srec,
 		   unsigned int idx, unsigned long ncsw);
+void offs_blk_kwait(const struct offs_sample *s, unsigned int reason,
+		    struct offs_fxwait *fx);
+void offs_blk_note_running(struct task_struct *t, unsigned int idx,
+			   unsigned int cpu);
+void offs_blk_note_runq(struct task_struct *t, unsigned int cpu,
+			struct offs_rec *rec, struct offs_rec * const *srec,
+			unsigned int idx);
 unsigned int offs_blk_share_level(void);
+int offs_blk_init(void);
+void offs_blk_exit(void);
 void offs_blk_tick_end(struct task_struct * const *snap,
 		       const struct offs_snap_out *out, unsigned int n);
 

@@ -100,6 +100,8 @@ static struct offs_name_class offs_names[] = {
 	D("percpu_down_write", LOCK), D("rt_mutex_slowlock_block", LOCK),
 	D("rt_mutex_slowlock", LOCK), D("__rt_mutex_slowlock", LOCK),
 	D("rtlock_slowlock_locked", LOCK), D("rwbase_read_lock", LOCK),
+	D("__rwbase_read_lock", LOCK), D("__rt_mutex_slowlock_locked", LOCK),
+	D("rt_mutex_schedule", LOCK),
 	D("rwbase_write_lock", LOCK), D("locks_lock_inode_wait", LOCK),
 	D("fcntl_setlk", LOCK), D("__do_sys_flock", LOCK),
 	/* sleeps and timers */

@@ -22,6 +22,90 @@
 #error "features.h missing: build through module/Kbuild, which runs module/probe.sh first"
 #endif
 
+/*
+ * Kernel locks whose owner a waiter can be matched to (kholder.c).  The
+ * rt_mutex's core with its owner is struct rt_mutex_base since 5.15,
+ * struct rt_mutex before; on PREEMPT_RT an rw_semaphore (mmap_lock among
+ * them) is an rt_mutex plus a reader count (rwbase), elsewhere a count, an
+ * owner and a wait list under a raw spinlock.
+ */
+#include <linux/rtmutex.h>
+#include <linux/rwsem.h>
+#include <linux/sched/task.h>
+#ifdef OFFS_HAVE_RT_MUTEX_BASE
+#define offs_rtm_owner(l)	READ_ONCE(((struct rt_mutex_base *)(l))->owner)
+#else
+#define offs_rtm_owner(l)	READ_ONCE(((struct rt_mutex *)(l))->owner)
+#endif
+#ifdef OFFS_HAVE_RWSEM_RWBASE
+#define offs_rwsem_rtm(sem)	((void *)&(sem)->rwbase.rtmutex)
+
+/* PREEMPT_RT: waiters of an rw_semaphore sleep on its rt_mutex. */
+static inline int offs_rwsem_writer(struct rw_semaphore *sem,
+				    struct task_struct *t,
+				    struct task_struct **owner)
+{
+	*owner = NULL;
+	return -ENOENT;
+}
+#else
+#define offs_rwsem_rtm(sem)	((void)(sem), NULL)
+
+/* kernel/locking/rwsem.c (private; the same in 5.10, 6.1 and 6.12). */
+#define OFFS_RWSEM_WRITER_LOCKED	1UL	/* count */
+#define OFFS_RWSEM_READER_OWNED		1UL	/* owner: a hint, not a task */
+#define OFFS_RWSEM_OWNER_FLAGS		7UL	/* owner's flag bits, 5.10-6.12 */
+#define OFFS_RWSEM_WAITERS_MAX		64	/* entries looked at */
+
+struct offs_rwsem_waiter {
+	struct list_head list;
+	struct task_struct *task;
+};
+
+/*
+ * Whether t is among the first OFFS_RWSEM_WAITERS_MAX waiters of sem and
+ * sem is held for writing: then *owner is its writer, referenced.  Returns
+ * 0 (*owner may still be NULL: held by readers, or between a writer taking
+ * it and writing its owner field), -EBUSY (the wait list is locked: not
+ * waited for), -ENOENT (t does not wait on sem).  The wait list is read
+ * under its raw spinlock, only ever tried; the writer's task_struct cannot
+ * be freed before an RCU grace period after it released sem (the owner
+ * field is cleared first), so it is referenced under rcu_read_lock(), as
+ * the kernel's optimistic spinning reads it.
+ */
+static inline int offs_rwsem_writer(struct rw_semaphore *sem,
+				    struct task_struct *t,
+				    struct task_struct **owner)
+{
+	struct offs_rwsem_waiter *w;
+	unsigned long flags, o;
+	int n = 0, ret = -ENOENT;
+
+	*owner = NULL;
+	if (!raw_spin_trylock_irqsave(&sem->wait_lock, flags))
+		return -EBUSY;
+	list_for_each_entry(w, &sem->wait_list, list) {
+		if (++n > OFFS_RWSEM_WAITERS_MAX)
+			break;
+		if (READ_ONCE(w->task) == t) {
+			ret = 0;
+			break;
+		}
+	}
+	if (!ret && (atomic_long_read(&sem->count) & OFFS_RWSEM_WRITER_LOCKED)) {
+		o = atomic_long_read(&sem->owner);
+		rcu_read_lock();
+		if (o && !(o & OFFS_RWSEM_READER_OWNED)) {
+			*owner = (struct task_struct *)(o & ~OFFS_RWSEM_OWNER_FLAGS);
+			get_task_struct(*owner);
+		}
+		rcu_read_unlock();
+	}
+	raw_spin_unlock_irqrestore(&sem->wait_lock, flags);
+	return ret;
+}
+#endif
+
 /* Task state word: "state" (volatile long) before 5.14, "__state" after. */
 #ifdef OFFS_HAVE_TASK___STATE
 #define offs_task_state(t)	READ_ONCE((t)->__state)

@@ -79,13 +79,22 @@ struct offs_wobj_addr {
 };
 
 /*
- * A futex wait that may name its lock's holder (blocker.c): the futex word's
- * address and expected value, kept by the thread cache for unchanged
- * threads.  OFFS_FX_GIL (pystack.c): a CPython thread waiting to take the
- * GIL at uaddr, whose holder and lock word are at the offsets given, and
- * whose thread states hold their thread's id at py_tid.
+ * A wait that may name who holds it up (blocker.c), kept by the thread
+ * cache for unchanged threads.  OFFS_FX_WAIT, OFFS_FX_PI: a futex wait, the
+ * futex word's address and expected value.  OFFS_FX_GIL (pystack.c): a
+ * CPython thread waiting to take the GIL at uaddr, whose holder and lock
+ * word are at the offsets given, and whose thread states hold their
+ * thread's id at py_tid.  OFFS_FX_CHILD: wait4()/waitid(), val the
+ * OFFS_WAIT_* kind and uaddr the id as the call gave it.  OFFS_FX_KLOCK: a
+ * kernel lock (reason "lock" outside futex()), looked up by its owner.
  */
-enum { OFFS_FX_NONE, OFFS_FX_WAIT, OFFS_FX_PI, OFFS_FX_GIL };
+enum {
+	OFFS_FX_NONE, OFFS_FX_WAIT, OFFS_FX_PI, OFFS_FX_GIL, OFFS_FX_CHILD,
+	OFFS_FX_KLOCK
+};
+
+/* What an OFFS_FX_CHILD wait waits for. */
+enum { OFFS_WAIT_PID, OFFS_WAIT_PGID, OFFS_WAIT_ANY };
 
 struct offs_fxwait {
 	unsigned long uaddr;

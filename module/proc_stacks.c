@@ -358,6 +358,38 @@ static void offs_seq_kv_name(struct seq_file *m, const char *name,
 		seq_putc(m, '-');
 }
 
+/* What an edge's waiter waits on: object= (docs/FORMAT.md). */
+static void offs_stacks_show_object(struct seq_file *m,
+				    const struct offs_edge_key *k,
+				    bool restricted)
+{
+	static const char * const wait[] = {
+		[OFFS_WAIT_PID] = "pid", [OFFS_WAIT_PGID] = "pgid",
+		[OFFS_WAIT_ANY] = "any",
+	};
+
+	switch (k->kind) {
+	case OFFS_BK_CHILD:
+		seq_printf(m, "\tobject=%s", k->uaddr < ARRAY_SIZE(wait) ?
+			   wait[k->uaddr] : "-");
+		return;
+	case OFFS_BK_CPU:
+		seq_printf(m, "\tobject=cpu%lu", k->uaddr);
+		return;
+	case OFFS_BK_RWSEM:
+	case OFFS_BK_RTMUTEX:
+		/* A kernel lock: named, never its address. */
+		seq_puts(m, k->uaddr == OFFS_KO_MMAP_LOCK ?
+			 "\tobject=mmap_lock" : "\tobject=-");
+		return;
+	}
+	/* A user address: hidden from group= readers, as in wobj. */
+	if (restricted)
+		seq_puts(m, "\tobject=hidden");
+	else
+		seq_printf(m, "\tobject=0x%lx", k->uaddr);
+}
+
 /*
  * One waiter -> holder edge (docs/FORMAT.md, "# blocker:" lines): TAB
  * separated name=value fields; records are named by their id, the
@@ -371,11 +403,7 @@ static void offs_stacks_show_edge(struct seq_file *m,
 
 	seq_printf(m, "# blocker: samples=%llu\tkind=%s", e->count,
 		   offs_blk_kind_names[k->kind]);
-	/* A user address: hidden from group= readers, as in wobj. */
-	if (p->restricted)
-		seq_puts(m, "\tobject=hidden");
-	else
-		seq_printf(m, "\tobject=0x%lx", k->uaddr);
+	offs_stacks_show_object(m, k, p->restricted);
 	offs_seq_kv_pid(m, "waiter", offs_pid_in(k->wtid, p->pidns));
 	offs_seq_kv_pid(m, "wpid", offs_pid_in(k->wtgid, p->pidns));
 	offs_seq_kv_name(m, "wname", k->wname);

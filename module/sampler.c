@@ -209,6 +209,9 @@ static void offs_walk(struct offs_walk *w, bool kthreads, struct cgroup *target,
 			*out = (struct offs_snap_out) {
 				.tid = t->pid, .tgid = t->tgid,
 			};
+			/* For wait4(): whose child a process is (blocker.c). */
+			if (t == g)
+				out->ptgid = rcu_dereference(t->real_parent)->tgid;
 			if (!kthreads && (READ_ONCE(t->flags) & PF_KTHREAD)) {
 				w->kthreads++;
 				goto next;
@@ -295,6 +298,7 @@ static void offs_visit(unsigned int idx, unsigned int max_depth,
 	struct offs_sample s = { .syscall = -1, .kcache = true,
 				 .smask = out->smask };
 	enum offs_pin pin;
+	unsigned int reason;
 	u64 t1, t2;
 	int attempt;
 
@@ -351,12 +355,16 @@ static void offs_visit(unsigned int idx, unsigned int max_depth,
 		OFFS_STAT_ADD(oncpu, 1);
 		out->running = true;
 		out->active = true;
+		out->cpu = task_cpu(t);
+		offs_blk_note_running(t, idx, out->cpu);
 		break;
 	case OFFS_PIN_CPU:
 		/* Running: never cached, no wait object, waits for no lock. */
 		OFFS_STAT_ADD(oncpu, 1);
 		out->running = true;
 		out->active = true;
+		out->cpu = task_cpu(t);
+		offs_blk_note_running(t, idx, out->cpu);
 		offs_sample_names(t, &s);
 		if (s.user && s.uips)
 			s.ustack = offs_ustack_capture(&s);
@@ -393,18 +401,27 @@ static void offs_visit(unsigned int idx, unsigned int max_depth,
 		}
 		/* Run-queue waiters change all the time: not cached. */
 		if (ent && pin == OFFS_PIN_BLOCKED) {
-			offs_table_record(&s, offs_tc_hit(ent));
+			reason = offs_table_record(&s, offs_tc_hit(ent));
+			offs_blk_kwait(&s, reason, &s.fx);
 			offs_tc_store(ent, &s, config_seq);
 			ent = NULL;
 		} else {
-			offs_table_record(&s, NULL);
+			reason = offs_table_record(&s, NULL);
+			offs_blk_kwait(&s, reason, &s.fx);
 		}
 		out->rec = s.rec;
 		memcpy(out->srec, s.srec, sizeof(out->srec));
 		out->active = pin == OFFS_PIN_RUNQ;
-		/* A run-queue waiter was woken: it waits for no lock now. */
-		if (pin == OFFS_PIN_BLOCKED)
+		/*
+		 * A run-queue waiter was woken: it waits for no lock now, but
+		 * for the thread on its CPU.
+		 */
+		if (pin == OFFS_PIN_BLOCKED) {
 			offs_blk_note(t, &s.fx, s.rec, s.srec, idx, s.ncsw);
+		} else {
+			out->cpu = task_cpu(t);
+			offs_blk_note_runq(t, out->cpu, s.rec, s.srec, idx);
+		}
 		break;
 	}
 	if (ent)
@@ -645,12 +662,18 @@ int offs_sampler_start(void)
 	struct task_struct *t;
 	int err;
 
-	err = offs_snap_grow(OFFS_SNAP_MIN);
+	err = offs_blk_init();
 	if (err)
 		return err;
+	err = offs_snap_grow(OFFS_SNAP_MIN);
+	if (err) {
+		offs_blk_exit();
+		return err;
+	}
 	t = kthread_run(offs_sampler_fn, NULL, "offsample");
 	if (IS_ERR(t)) {
 		offs_snap_free();
+		offs_blk_exit();
 		return PTR_ERR(t);
 	}
 	WRITE_ONCE(offs_sampler_task, t);
@@ -662,4 +685,5 @@ void offs_sampler_stop(void)
 	kthread_stop(offs_sampler_task);
 	WRITE_ONCE(offs_sampler_task, NULL);
 	offs_snap_free();
+	offs_blk_exit();
 }

@@ -19,7 +19,7 @@ setup() {
 
 @test "blockers: one line per pair, chains to the root, the deadlock as a cycle, the gone holder" {
 	run -0 "$OFFS" blockers --no-symbolize "$BFIX"
-	assert_line --index 0 '# offsample blockers: 9 waiter -> holder pairs, 567 waiter samples with a known holder (lock samples in the input: 693)'
+	assert_line --index 0 '# offsample blockers: 9 waiter -> holder pairs, 567 waiter samples with a known holder (lock samples in the input: 693, with a known holder: 567)'
 	[ "$(grep -c '^samples=' <<< "$output")" = 9 ]
 	assert_line 'samples=63 waiter=365 wcomm=blk-main wname=blk-chain-a reason=lock kind=mutex object=0x5578fab63340 holder=364 hname=blk-chain-b hwhat=lock chain=365>364>363 root=363 rname=blk-chain-c rwhat=sleep rframes=libc.so.6+0xcf545;libc.so.6+0xd3e53;libc.so.6+0xd3d8a;offsample-blockers+0x12f7;offsample-blockers+0x1639'
 	assert_line --regexp '^samples=63 waiter=367 .* kind=pi .* holder=366 hname=blk-pi-hold hwhat=sleep chain=367>366 root=366 '
@@ -100,4 +100,21 @@ setup() {
 	OFFSAMPLE_PROG='offsample record' perl "$ROOT/tools/lib/offsample-lib.pl" filter --pids 1 < "$BFIX" > "$T/1.stacks"
 	run -1 grep '^# blocker: ' "$T/1.stacks"
 	assert_equal "$(sed -n 's/^# blockers: //p' "$T/1.stacks")" 0
+}
+
+@test "blockers: waits in the kernel (child, cpu, rtmutex) chain through the holder's state at the same ticks" {
+	local f=$SFIX/waitfor-drain-6.12.118-rt.txt
+	run -0 "$OFFS" blockers --no-symbolize "$f"
+	# wf-waitpid waits for its child wf-child, which waits for a mutex
+	# its thread wf-child-h holds.
+	assert_line --regexp '^samples=69 waiter=380 .* reason=ipc kind=child object=pid holder=381 hname=wf-child hwhat=lock chain=380>381>382 root=382 rname=wf-child-h rwhat=ipc '
+	assert_line --regexp '^samples=69 waiter=386 .* kind=child object=any holder=392 hname=wf-kid-a .* chain=386>392 '
+	assert_line --regexp '^samples=69 waiter=386 .* kind=child object=any holder=393 hname=wf-kid-b .* chain=386>393 '
+	assert_line --regexp '^samples=69 waiter=387 .* kind=child object=pgid holder=388 hname=wf-grp-in '
+	assert_line --regexp '^samples=[0-9]+ waiter=403 wcomm=wf-mm wname=wf-mm-wait reason=lock kind=rtmutex object=mmap_lock holder=402 hname=wf-mm-hold '
+	# sleep (408) slept while bash waited for it: its one run-queue wait
+	# (another record) is not where bash's chain goes.
+	assert_line --regexp '^samples=63 waiter=368 .* holder=408 hname=sleep hwhat=sleep chain=368>408 root=408 rname=sleep rwhat=sleep '
+	# The run-queue waits: for the thread running on that CPU.
+	assert_line --regexp '^samples=[0-9]+ waiter=19 wcomm=rcu_preempt .* reason=sched kind=cpu object=cpu1 holder=403 hname=wf-mm-wait hwhat=cpu chain=19>403 '
 }

@@ -118,18 +118,26 @@ sub cmd_blockers {
 			@$p{qw(wbest wbestn)} = ($e->{w}, $e->{samples});
 		}
 	}
-	# Where each waiter mostly waits: the pair with the most samples.
-	my %out;
-	for my $p (@pairs) {
-		my $w = $p->{waiter};
-		next if !defined $w || $w eq '-';
-		$out{$w} = $p if !$out{$w} || $p->{samples} > $out{$w}{samples};
+	# What a holder waited for while it held others up: the pair of the
+	# edges whose waiter record is the holder's record (the same state
+	# at the same ticks), the one with the most samples.  A thread's
+	# waits in other states (a sleeper queued for a CPU once) are not
+	# its waits while it held the lock.
+	my (%byrec, %recn);
+	for my $e (@edges) {
+		my $w = $e->{w} or next;
+		next if $recn{$w} && $recn{$w} >= $e->{samples};
+		my $k = join("\t", map { $e->{$_} // '-' } qw(waiter holder kind object));
+		($byrec{$w}, $recn{$w}) = ($pair{$k}, $e->{samples});
 	}
-	my $total = 0;
-	$total += $_->{samples} for @pairs;
+	my ($total, $known) = (0, 0);
+	for my $e (@edges) {
+		$total += $e->{samples};
+		$known += $e->{samples} if $e->{w} && $e->{w}{reason} eq 'lock';
+	}
 	printf "# offsample blockers: %d waiter -> holder pair%s, %d waiter samples with a known holder%s\n",
 		scalar @pairs, @pairs == 1 ? '' : 's', $total,
-		$lock ? " (lock samples in the input: $lock)" : '';
+		$lock ? " (lock samples in the input: $lock, with a known holder: $known)" : '';
 	print "# fields: samples, the waiter (thread id, process, thread name, reason, lock kind and address),\n";
 	print "#   the holder (thread id, thread name, what it did at the same ticks: a reason, running, gone or\n";
 	print "#   unsampled), chain: waiter>holder>... to the root holder (\">cycle\": a deadlock), and the\n";
@@ -147,7 +155,7 @@ sub cmd_blockers {
 		my @chain = ($p->{waiter} // '-', $p->{holder} // '-');
 		my %seen = map { $_ => 1 } @chain;
 		my ($root, $cycle) = ($p, 0);
-		while (my $q = $out{$root->{holder} // '-'}) {
+		while (my $q = $root->{hbest} && $byrec{$root->{hbest}}) {
 			$root = $q;
 			my $h = $q->{holder} // '-';
 			if ($seen{$h}++) {

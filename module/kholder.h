@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * kholder.h - who holds up a thread waiting in the kernel (kholder.c).
+ */
+#ifndef OFFS_KHOLDER_H
+#define OFFS_KHOLDER_H
+
+#include <linux/types.h>
+#include <linux/sched.h>
+
+#include "offsample.h"
+
+struct pid;
+
+void offs_kh_child_wait(const struct offs_sample *s, struct offs_fxwait *fx);
+bool offs_kh_child(struct task_struct *t, const struct offs_fxwait *fx,
+		   struct task_struct **child, struct pid **pgrp);
+bool offs_kh_in_pgrp(pid_t tgid, struct pid *pgrp, char *name, char *comm);
+/*
+ * The owner of the kernel lock t sleeps on: 0 and *owner referenced (or
+ * NULL: held by readers, or not known yet), -ENOENT (no lock recognised),
+ * -EBUSY (could not be looked at now).  *kind (OFFS_BK_*) and *obj
+ * (OFFS_KO_*) say which lock.
+ */
+int offs_kh_klock(struct task_struct *t, struct task_struct **owner,
+		  u8 *kind, u8 *obj);
+
+#endif /* OFFS_KHOLDER_H */

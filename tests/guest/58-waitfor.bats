@@ -1,0 +1,173 @@
+#!/usr/bin/env bats
+# The wait-for graph beyond user-space locks: who holds up a thread that
+# waits in the kernel.  tests/workload/offsample-waitfor.c makes one of
+# each (a parent waiting for a child that waits for a lock, "any child"
+# and process-group waits, page faults waiting for a thread that holds
+# mmap_lock for writing, threads waiting in a run queue) and prints the
+# id of every thread; the holders the module names are checked against
+# those ids, the objects against what each waits on.  ps(1) is the
+# independent witness of who is whose child and in which process group.
+#
+# Kernels: every test kernel (wait4, rw_semaphore and run-queue internals
+# differ; on PREEMPT_RT kernel locks are rt_mutexes, kind rtmutex).
+
+load lib
+
+WF=$TOP/build/offsample-waitfor
+SYM=$TOP/tools/offsample-symbolize
+OFFS=$TOP/tools/offsample
+
+# capture NAME [ARGS]: run the workload, count one generation of ~3 s
+# while everything waits, keep it as NAME.stacks (symbolized) and the
+# workload's "NAME TID" lines as NAME.out.
+capture() {
+	local d=$BATS_FILE_TMPDIR out pid
+	out=$d/$1.out
+	"$WF" "${@:2}" > "$out" 2>&1 3>&- &
+	pid=$!
+	echo "$pid" > "$d/$1.pid"
+	wait_line "$out" '^ready$' 600 "$pid" > /dev/null
+	ps -eo pid,ppid,pgid,comm > "$d/$1.ps"
+	cat $P/drain > /dev/null
+	sleep 3
+	cat $P/drain > "$d/$1.raw"
+	"$SYM" "$d/$1.raw" > "$d/$1.stacks"
+	cp "$d/$1.raw" "$ARTIFACTS/waitfor-$1.stacks" 2>/dev/null || true
+	kill "$pid"
+	wait "$pid" 2>/dev/null || true
+}
+
+setup_file() {
+	load lib
+	offs_load hz=20 key=tid
+	capture wait
+	capture spin --spin
+	cp $P/stats "$BATS_FILE_TMPDIR/stats"
+}
+
+teardown_file() {
+	load lib
+	local f
+	for f in "$BATS_FILE_TMPDIR"/*.pid; do
+		[ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null || true
+	done
+	offs_unload
+}
+
+# tid_of CAPTURE NAME: the ids the workload printed for NAME.
+tid_of() {
+	awk -v n="$2" '$1 == n { print $2 }' "$BATS_FILE_TMPDIR/$1.out"
+}
+
+# edges CAPTURE WAITER_TID: that waiter's "# blocker:" lines as
+# "kind object holder hstate hrec samples", sorted.
+edges() {
+	awk -F'\t' -v w="$2" '/^# blocker: / {
+		delete e
+		sub(/^# blocker: /, "")
+		for (i = 1; i <= NF; i++) { split($i, kv, "="); e[kv[1]] = substr($i, length(kv[1]) + 2) }
+		if (e["waiter"] == w) print e["kind"], e["object"], e["holder"], e["hstate"], e["hrec"], e["samples"]
+	}' "$BATS_FILE_TMPDIR/$1.stacks" | sort
+}
+
+# rec CAPTURE ID: the record with that id (its position among the records).
+rec() {
+	awk -F'\t' -v id="$2" '!/^#/ && ++n == id' "$BATS_FILE_TMPDIR/$1.stacks"
+}
+
+ticks() {
+	hdr_get ticks "$BATS_FILE_TMPDIR/$1.stacks"
+}
+
+@test "waitpid(child): the child is the holder, and the child's own lock wait continues the chain" {
+	local child holder ticks hrec n
+	child=$(tid_of wait wf-child)
+	holder=$(tid_of wait wf-child-h)
+	# ps agrees: wf-child is a child of wf-main's process.
+	run -0 awk -v c="$child" -v p="$(tid_of wait wf-main)" '$1 == c && $2 == p' "$BATS_FILE_TMPDIR/wait.ps"
+	[ -n "$output" ]
+	ticks=$(ticks wait)
+	[ "$ticks" -ge 20 ]
+	run -0 edges wait "$(tid_of wait wf-waitpid)"
+	assert_output --regexp "^child pid $child sampled [0-9]+ [0-9]+\$"
+	read -r _ _ _ _ hrec n <<< "$output"
+	[ "$n" -ge $((ticks - 1)) ] && [ "$n" -le "$ticks" ]
+	# The holder's record: wf-child waiting for a lock ...
+	run -0 rec wait "$hrec"
+	assert_output --regexp "^[0-9]+	lock	S	[0-9]+	$child	[^	]*	wf-child	"
+	# ... held by its thread wf-child-h, which sleeps.
+	run -0 edges wait "$child"
+	assert_output --regexp "^mutex 0x[0-9a-f]+ $holder sampled [0-9]+ [0-9]+\$"
+	# The waiter's own record is a wait in wait4().
+	run -0 awk -F'\t' -v w="$(tid_of wait wf-waitpid)" '!/^#/ && $5 == w' "$BATS_FILE_TMPDIR/wait.stacks"
+	assert_output --partial 'do_wait'
+}
+
+@test "wait() for any child: every child is a holder, nobody else" {
+	local w kids
+	w=$(tid_of wait wf-anywait)
+	kids=$(awk -v p="$w" '$2 == p { print $1 }' "$BATS_FILE_TMPDIR/wait.ps" | sort -n | tr '\n' ' ')
+	[ "$kids" = "$(printf '%s\n' "$(tid_of wait wf-kid-a)" "$(tid_of wait wf-kid-b)" | sort -n | tr '\n' ' ')" ]
+	run -0 edges wait "$w"
+	[ "${#lines[@]}" -eq 2 ]
+	assert_line --regexp "^child any $(tid_of wait wf-kid-a) sampled [0-9]+ [0-9]+\$"
+	assert_line --regexp "^child any $(tid_of wait wf-kid-b) sampled [0-9]+ [0-9]+\$"
+}
+
+@test "waitpid(-pgid): only the children in that process group" {
+	local w in
+	w=$(tid_of wait wf-grpwait)
+	in=$(tid_of wait wf-grp-in)
+	# ps: wf-grp-in leads its own group, wf-grp-out is in its parent's.
+	run -0 awk -v i="$in" '$1 == i { print $3 }' "$BATS_FILE_TMPDIR/wait.ps"
+	assert_output "$in"
+	run -0 edges wait "$w"
+	assert_output --regexp "^child pgid $in sampled [0-9]+ [0-9]+\$"
+	refute_output --partial " $(tid_of wait wf-grp-out) "
+}
+
+@test "a page fault waiting for mmap_lock: the thread that holds it for writing" {
+	local w h kind n
+	w=$(tid_of wait wf-mm-wait)
+	h=$(tid_of wait wf-mm-hold)
+	kind=rwsem
+	case $(uname -r) in *-rt-*) kind=rtmutex ;; esac
+	run -0 edges wait "$w"
+	assert_line --regexp "^$kind mmap_lock $h (sampled|running) "
+	# Every mmap_lock edge of the waiter names the writer, none anyone else.
+	run -0 awk -v h="$h" '$2 == "mmap_lock" && $3 != h' <<< "$output"
+	assert_output ''
+	n=$(edges wait "$w" | awk '$2 == "mmap_lock" { n += $6 } END { print n + 0 }')
+	[ "$n" -ge 3 ]
+}
+
+@test "threads waiting in a run queue wait for the thread running on that CPU" {
+	local spin tids n bad
+	spin=$(tid_of spin wf-spin | tr '\n' ' ')
+	[ "$(wc -w <<< "$spin")" -eq 3 ]
+	tids=" $spin"
+	n=0
+	bad=0
+	for t in $spin; do
+		while read -r kind obj holder hstate _ samples; do
+			[ "$kind" = cpu ] || continue
+			# The spinners run on CPU 1 only.
+			[ "$obj" = cpu1 ] || bad=$((bad + 1))
+			case $tids in
+			*" $holder "*) n=$((n + samples)) ;;
+			esac
+			[ "$holder" != "$t" ] || bad=$((bad + 1))
+		done < <(edges spin "$t")
+	done
+	[ "$bad" -eq 0 ]
+	# Two of three spinners wait at any time, for about as many ticks.
+	[ "$n" -ge "$(ticks spin)" ]
+}
+
+@test "the statistics count the lookups; offsample blockers shows the chain" {
+	run -0 stat_get blocker_found "$BATS_FILE_TMPDIR/stats"
+	[ "$output" -gt 0 ]
+	run -0 "$OFFS" blockers "$BATS_FILE_TMPDIR/wait.stacks"
+	assert_output --partial 'wf-waitpid'
+	assert_output --partial 'wf-child-h'
+}
