@@ -570,7 +570,9 @@ static void offs_blk_note_child(struct task_struct *t,
 		OFFS_STAT_ADD(blocker_raced, 1);
 		goto put;
 	}
-	if (fx->val == OFFS_WAIT_PID && !c) {
+	/* No such child, or a group that no longer exists: nobody named. */
+	if ((fx->val == OFFS_WAIT_PID && !c) ||
+	    (fx->val == OFFS_WAIT_PGID && !pgrp)) {
 		OFFS_STAT_ADD(blocker_unknown, 1);
 		return;
 	}
@@ -772,7 +774,8 @@ static bool offs_blk_cpu_holder(struct offs_blk_pending *p,
  * leader's parent), in the group asked for.  Returns how many edges
  * offs_blk_kids[] holds.
  */
-static unsigned int offs_blk_children(const struct offs_snap_out *out,
+static unsigned int offs_blk_children(struct task_struct * const *snap,
+				      const struct offs_snap_out *out,
 				      unsigned int n)
 {
 	unsigned int w[OFFS_BLK_CHILD_WAITS];
@@ -802,14 +805,15 @@ static unsigned int offs_blk_children(const struct offs_snap_out *out,
 			if (out[i].ptgid != p->key.wtgid ||
 			    out[i].tgid == p->key.wtgid)
 				continue;
+			c = &offs_blk_kids[nk < OFFS_BLK_CHILD_EDGES ? nk : 0];
+			if (!offs_kh_is_child(snap[i], out[i].tgid,
+					      p->key.wtgid, p->pgrp,
+					      c->hname, c->hcomm))
+				continue;
 			if (nk >= OFFS_BLK_CHILD_EDGES) {
 				OFFS_STAT_ADD(blocker_dropped, 1);
 				continue;
 			}
-			c = &offs_blk_kids[nk];
-			if (!offs_kh_in_pgrp(out[i].tgid, p->pgrp, c->hname,
-					     c->hcomm))
-				continue;
 			c->pend = w[k];
 			c->cidx = i;
 			nk++;
@@ -873,7 +877,7 @@ void offs_blk_tick_end(struct task_struct * const *snap,
 		put_task_struct(p->holder);
 		p->holder = NULL;
 	}
-	nkids = offs_blk_children(out, n);
+	nkids = offs_blk_children(snap, out, n);
 	/*
 	 * At most OFFS_BLK_PENDING + OFFS_BLK_CHILD_EDGES short inserts (for
 	 * each consumer) under one hold; the sessions stay for the tick

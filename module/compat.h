@@ -33,11 +33,24 @@
 #include <linux/rwsem.h>
 #include <linux/sched/task.h>
 #ifdef OFFS_HAVE_RT_MUTEX_BASE
-#define offs_rtm_owner(l)	READ_ONCE(((struct rt_mutex_base *)(l))->owner)
+#define offs_rtm_owner_ptr(l)	(&((struct rt_mutex_base *)(l))->owner)
 #else
-#define offs_rtm_owner(l)	READ_ONCE(((struct rt_mutex *)(l))->owner)
+#define offs_rtm_owner_ptr(l)	(&((struct rt_mutex *)(l))->owner)
 #endif
+/*
+ * A task_struct pointer read from a lock's owner field, referenced unless
+ * its count already dropped to zero (a task that died holding the lock:
+ * an oops).  Under rcu_read_lock().
+ */
+static inline struct task_struct *offs_owner_get(unsigned long o)
+{
+	struct task_struct *h = (struct task_struct *)o;
+
+	return refcount_inc_not_zero(&h->usage) ? h : NULL;
+}
+
 #ifdef OFFS_HAVE_RWSEM_RWBASE
+#define OFFS_RWSEM_ON_RTMUTEX	1
 #define offs_rwsem_rtm(sem)	((void *)&(sem)->rwbase.rtmutex)
 
 /* PREEMPT_RT: waiters of an rw_semaphore sleep on its rt_mutex. */
@@ -49,6 +62,7 @@ static inline int offs_rwsem_writer(struct rw_semaphore *sem,
 	return -ENOENT;
 }
 #else
+#define OFFS_RWSEM_ON_RTMUTEX	0
 #define offs_rwsem_rtm(sem)	((void)(sem), NULL)
 
 /* kernel/locking/rwsem.c (private; the same in 5.10, 6.1 and 6.12). */
@@ -93,12 +107,10 @@ static inline int offs_rwsem_writer(struct rw_semaphore *sem,
 		}
 	}
 	if (!ret && (atomic_long_read(&sem->count) & OFFS_RWSEM_WRITER_LOCKED)) {
-		o = atomic_long_read(&sem->owner);
 		rcu_read_lock();
-		if (o && !(o & OFFS_RWSEM_READER_OWNED)) {
-			*owner = (struct task_struct *)(o & ~OFFS_RWSEM_OWNER_FLAGS);
-			get_task_struct(*owner);
-		}
+		o = atomic_long_read(&sem->owner);
+		if (o && !(o & OFFS_RWSEM_READER_OWNED))
+			*owner = offs_owner_get(o & ~OFFS_RWSEM_OWNER_FLAGS);
 		rcu_read_unlock();
 	}
 	raw_spin_unlock_irqrestore(&sem->wait_lock, flags);

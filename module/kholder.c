@@ -55,7 +55,7 @@ void offs_kh_child_wait(const struct offs_sample *s, struct offs_fxwait *fx)
 			id = -id;
 	} else if (s->syscall == __NR_waitid) {
 		id = (int)s->args[1];
-		switch (s->args[0]) {
+		switch ((int)s->args[0]) {
 		case OFFS_P_ALL:
 			fx->val = OFFS_WAIT_ANY;
 			break;
@@ -120,10 +120,13 @@ bool offs_kh_child(struct task_struct *t, const struct offs_fxwait *fx,
 }
 
 /*
- * Whether the process whose leader has id tgid (initial namespace) is in
- * process group pgrp (NULL: any); name and comm get its names.
+ * Whether the leader that the walk saw as was (only compared: it may have
+ * exited), with process id tgid (initial namespace), is still that
+ * process, a child of process ptgid, and in process group pgrp (NULL:
+ * any); name and comm get its names.
  */
-bool offs_kh_in_pgrp(pid_t tgid, struct pid *pgrp, char *name, char *comm)
+bool offs_kh_is_child(const struct task_struct *was, pid_t tgid, pid_t ptgid,
+		      struct pid *pgrp, char *name, char *comm)
 {
 	struct task_struct *c;
 	bool in = false;
@@ -131,7 +134,8 @@ bool offs_kh_in_pgrp(pid_t tgid, struct pid *pgrp, char *name, char *comm)
 	/* As in offs_kh_child(). */
 	rcu_read_lock();
 	c = pid_task(find_pid_ns(tgid, &init_pid_ns), PIDTYPE_TGID);
-	if (c && (!pgrp || task_pgrp(c) == pgrp)) {
+	if (c == was && rcu_dereference(c->real_parent)->tgid == ptgid &&
+	    (!pgrp || task_pgrp(c) == pgrp)) {
 		memcpy(name, c->comm, TASK_COMM_LEN);
 		memcpy(comm, READ_ONCE(c->group_leader)->comm, TASK_COMM_LEN);
 		name[TASK_COMM_LEN - 1] = '\0';
@@ -147,9 +151,12 @@ bool offs_kh_in_pgrp(pid_t tgid, struct pid *pgrp, char *name, char *comm)
  * task and the lock follow two tree nodes, struct rb_node (24 bytes) in
  * 5.10, struct rt_waiter_node (rb_node, prio, deadline: 40 bytes) since
  * 6.6 and in Debian's 6.1.  The layout is told apart by the task field,
- * which must be the waiter itself.
+ * which must be the waiter itself, tried at 48 first: in the newer layout
+ * that is a tree node's child pointer (another node, never a task), while
+ * 80 is past the end of the 5.10 waiter (its caller's stack frame, where
+ * a saved register may hold the task).
  */
-static const unsigned int offs_rtw_task_off[] = { 80, 48 };
+static const unsigned int offs_rtw_task_off[] = { 48, 80 };
 
 /*
  * The rt_mutex t sleeps on, from t->pi_blocked_on, and its owner
@@ -179,13 +186,17 @@ static void *offs_kh_rtmutex(struct task_struct *t, struct task_struct **owner)
 			lock = NULL;
 		break;
 	}
+	/* A lock of the kernel's: in the kernel half of the address space. */
+	if ((unsigned long)lock < TASK_SIZE_MAX)
+		lock = NULL;
 	if (lock) {
 		rcu_read_lock();
-		o = (unsigned long)offs_rtm_owner(lock) & ~1UL;	/* HAS_WAITERS */
-		if (o && o != (unsigned long)t) {
-			*owner = (struct task_struct *)o;
-			get_task_struct(*owner);
-		}
+		if (copy_from_kernel_nofault(&o, offs_rtm_owner_ptr(lock),
+					     sizeof(o)))
+			o = 0;
+		o &= ~1UL;	/* RT_MUTEX_HAS_WAITERS */
+		if (o && o != (unsigned long)t)
+			*owner = offs_owner_get(o);
 		rcu_read_unlock();
 	}
 	raw_spin_unlock_irqrestore(&t->pi_lock, flags);
@@ -200,26 +211,33 @@ int offs_kh_klock(struct task_struct *t, struct task_struct **owner,
 	int ret;
 
 	*obj = OFFS_KO_NONE;
+	lock = offs_kh_rtmutex(t, owner);
+	if (lock) {
+		*kind = OFFS_BK_RTMUTEX;
+		/*
+		 * Only compared: t sleeps, its mm cannot change meanwhile (no
+		 * task_lock(): on PREEMPT_RT a sleeping lock, which t itself
+		 * may hold while it waits).
+		 */
+		mm = READ_ONCE(t->mm);
+		if (mm && lock == offs_rwsem_rtm(&mm->mmap_lock))
+			*obj = OFFS_KO_MMAP_LOCK;
+		return 0;
+	}
+	/* On PREEMPT_RT rw_semaphores are rt_mutexes: seen above. */
+	if (OFFS_RWSEM_ON_RTMUTEX)
+		return -ENOENT;
 	/* mm_struct itself (not its pages): kept by mmgrab(). */
 	task_lock(t);
 	mm = t->mm;
 	if (mm)
 		mmgrab(mm);
 	task_unlock(t);
-	lock = offs_kh_rtmutex(t, owner);
-	if (lock) {
-		*kind = OFFS_BK_RTMUTEX;
-		if (mm && lock == offs_rwsem_rtm(&mm->mmap_lock))
-			*obj = OFFS_KO_MMAP_LOCK;
-		ret = 0;
-	} else if (mm) {
-		*kind = OFFS_BK_RWSEM;
-		*obj = OFFS_KO_MMAP_LOCK;
-		ret = offs_rwsem_writer(&mm->mmap_lock, t, owner);
-	} else {
-		ret = -ENOENT;
-	}
-	if (mm)
-		mmdrop(mm);
+	if (!mm)
+		return -ENOENT;
+	*kind = OFFS_BK_RWSEM;
+	*obj = OFFS_KO_MMAP_LOCK;
+	ret = offs_rwsem_writer(&mm->mmap_lock, t, owner);
+	mmdrop(mm);
 	return ret;
 }

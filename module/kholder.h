@@ -15,7 +15,8 @@ struct pid;
 void offs_kh_child_wait(const struct offs_sample *s, struct offs_fxwait *fx);
 bool offs_kh_child(struct task_struct *t, const struct offs_fxwait *fx,
 		   struct task_struct **child, struct pid **pgrp);
-bool offs_kh_in_pgrp(pid_t tgid, struct pid *pgrp, char *name, char *comm);
+bool offs_kh_is_child(const struct task_struct *was, pid_t tgid, pid_t ptgid,
+		      struct pid *pgrp, char *name, char *comm);
 /*
  * The owner of the kernel lock t sleeps on: 0 and *owner referenced (or
  * NULL: held by readers, or not known yet), -ENOENT (no lock recognised),
