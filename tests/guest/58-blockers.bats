@@ -173,14 +173,14 @@ rec() {
 }
 
 # bats test_tags=once-2
-@test "flamegraph --blockers: waiter stack, --, the holder's stack in the chain palette" {
+@test "flamegraph --blockers: waiter stack, [waits for mutex], the holder's stack in the chain palette" {
 	local svg=$BATS_FILE_TMPDIR/blk.svg
 	run -0 "$OFFS" blockers --folded "$BATS_FILE_TMPDIR/raw.stacks"
 	# The waiter blk-chain-b's stack, then the holder's from its leaf.
-	assert_line --regexp '^blk-main;.*chain_b;[^ ]*pthread_mutex_lock[^ ]*;--;[^ ]*_\[w\];.*blk_hold_and_sleep_\[w\];.*blk-chain-c_\[w\] [0-9]+$'
-	assert_line --regexp '^blk-main;.*;--;\[gone\]_\[w\] [0-9]+$'
+	assert_line --regexp '^blk-main;.*chain_b;[^ ]*pthread_mutex_lock[^ ]*;\[waits for mutex\];[^ ]*_\[w\];.*blk_hold_and_sleep_\[w\];.*blk-chain-c_\[w\] [0-9]+$'
+	assert_line --regexp '^blk-main;.*;\[waits for mutex\];\[gone\]_\[w\] [0-9]+$'
 	"$OFFS" flamegraph --blockers -o "$svg" "$BATS_FILE_TMPDIR/raw.stacks"
-	run -0 grep -c '<title>--' "$svg"
+	run -0 grep -c '<title>\[waits for mutex\]' "$svg"
 	[ "$output" -ge 1 ]
 	run -0 grep -c '<title>blk_hold_and_sleep ' "$svg"
 }
@@ -282,7 +282,10 @@ rec() {
 		for (i = 1; i <= NF; i++) { if ($i ~ /samples=/) { s = $i; sub(/.*samples=/, "", s) } if ($i == "wpid=" p) w = 1 }
 		if (w) t += s } END { print t + 0 }' "$f"
 	echo "# crowd: $output edge samples" >&3
-	[ "$output" -le $((share * ticks)) ]
+	# The share moves by a few lookups from tick to tick since 0.8.0:
+	# other processes' run-queue waits (kind cpu) come and go.  Five a
+	# tick of slack; taking everyone's share would be 38 a tick more.
+	[ "$output" -le $(((share + 5) * ticks)) ]
 	[ "$output" -ge $((share * (ticks - 2))) ]
 	kill "$crowd" "$late"
 }

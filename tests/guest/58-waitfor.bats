@@ -3,7 +3,8 @@
 # waits in the kernel.  tests/workload/offsample-waitfor.c makes one of
 # each (a parent waiting for a child that waits for a lock, "any child"
 # and process-group waits, page faults waiting for a thread that holds
-# mmap_lock for writing, threads waiting in a run queue) and prints the
+# mmap_lock for writing, threads waiting in a run queue; a mutex with one
+# holder and seven waiters beside three spinners) and prints the
 # id of every thread; the holders the module names are checked against
 # those ids, the objects against what each waits on.  ps(1) is the
 # independent witness of who is whose child and in which process group.
@@ -42,6 +43,7 @@ setup_file() {
 	offs_load hz=20 key=tid
 	capture wait
 	capture spin --spin
+	capture mixed --mixed
 	cp $P/stats "$BATS_FILE_TMPDIR/stats"
 }
 
@@ -170,4 +172,32 @@ ticks() {
 	run -0 "$OFFS" blockers "$BATS_FILE_TMPDIR/wait.stacks"
 	assert_output --partial 'wf-waitpid'
 	assert_output --partial 'wf-child-h'
+}
+
+@test "offsample critical: the lock holder's hot section outweighs the spinners (waits caused)" {
+	local out
+	# weight FUNCTION: the weight of the stacks through it (what a flame
+	# graph of the same weights shows as its width).
+	weight() {
+		awk -F'\t' -v f="$1" '{ n = split($2, fr, ";"); for (i = 1; i <= n; i++) if (fr[i] == f) { t += $1; break } }
+			END { printf "%d\n", t }' <<< "$out"
+	}
+	out=$("$OFFS" critical --no-symbolize "$BATS_FILE_TMPDIR/mixed.stacks")
+	echo "both: hot $(weight wf_hot_section), spinners $(weight wf_par_spin)"
+	[ "$(weight wf_hot_section)" -gt "$(weight wf_par_spin)" ]
+	out=$("$OFFS" critical --by waits --no-symbolize "$BATS_FILE_TMPDIR/mixed.stacks")
+	echo "waits: hot $(weight wf_hot_section), spinners $(weight wf_par_spin)"
+	[ "$(weight wf_hot_section)" -gt "$(weight wf_par_spin)" ]
+	# The seven waiters' samples are on the section: at least a tick's
+	# worth of waiting each per four ticks (they wait all the time; the
+	# holder, preempted, passes some on to the spinners).
+	[ "$(weight wf_hot_section)" -ge $((7 * $(ticks mixed) / 4)) ]
+	# What GAPP alone says, for the record (not asserted: its order
+	# depends on how the four runnable threads shared two CPUs).
+	out=$("$OFFS" critical --by gapp --no-symbolize "$BATS_FILE_TMPDIR/mixed.stacks")
+	echo "# gapp: hot $(weight wf_hot_section), spinners $(weight wf_par_spin)" >&3
+	# The folded form is flamegraph.pl's input.
+	run -0 "$OFFS" critical --folded --no-symbolize "$BATS_FILE_TMPDIR/mixed.stacks"
+	run -0 grep -cvE '^.+ [0-9]+(\.[0-9]+)?$' <<< "$output" || true
+	assert_output 0
 }

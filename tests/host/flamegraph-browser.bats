@@ -115,3 +115,13 @@ stacks_totals() {
 	assert_line "__schedule 100"
 	assert_line "/opt/offsample-fixture/bin/app 25"
 }
+
+@test "browser: the wait-for graph (offsample blockers --graph, Graphviz) shows every thread and wait, the deadlock in red" {
+	local svg=$BATS_TEST_TMPDIR/waits.svg
+	OFFSAMPLE_PROC=$BATS_TEST_TMPDIR/none "$ROOT/tools/offsample" blockers --graph --no-symbolize \
+		-o "$svg" "$ROOT/tests/fixtures/stacks/blockers-drain-6.12.117.txt"
+	export ARTIFACT_DIR=$(shots waitgraph)
+	run -0 node "$ROOT/tests/browser/waitgraph.js" --svg "$svg" --nodes 14 --edges 9 \
+		--edge e373_374_mutex --color '#c0392b' --label 'blk-chain-c (363)'
+	assert_line 'ok - no page errors'
+}

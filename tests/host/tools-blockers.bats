@@ -52,19 +52,19 @@ setup() {
 	assert_output $'1 364\n2 365'
 }
 
-@test "blockers --folded: waiter root first, --, holder leaf first marked _[w]; totals are the edges' samples" {
+@test "blockers --folded: waiter root first, [waits for KIND], holder leaf first marked _[w]; totals are the edges' samples" {
 	run -0 "$OFFS" blockers --no-symbolize --folded "$BFIX"
 	# Every line parses as flamegraph.pl reads it; the counts add up.
 	run -0 perl -ne 'BEGIN { $n = 0 } if (/'"$FOLDED_RE"'/) { $n += $2 } else { print "not folded: $_" } END { print "total $n\n" }' <<< "$output"
 	assert_output 'total 567'
 	run -0 "$OFFS" blockers --no-symbolize --folded "$BFIX"
-	assert_line 'blk-main;libc.so.6+0x1098ec;libc.so.6+0x891f5;offsample-blockers+0x1605;libc.so.6+0x8c482;libc.so.6+0x8612b;entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_futex;do_futex;futex_wait;__futex_wait;futex_wait_queue;schedule;__schedule;--;__schedule_[w];schedule_[w];do_nanosleep_[w];hrtimer_nanosleep_[w];common_nsleep_[w];__x64_sys_clock_nanosleep_[w];do_syscall_64_[w];entry_SYSCALL_64_after_hwframe_[w];libc.so.6+0xcf545_[w];libc.so.6+0xd3e53_[w];libc.so.6+0xd3d8a_[w];offsample-blockers+0x12f7_[w];offsample-blockers+0x1639_[w];libc.so.6+0x891f5_[w];libc.so.6+0x1098ec_[w];blk-chain-c_[w] 63'
-	assert_line --regexp '^blk-main;.*;--;\[gone\]_\[w\] 63$'
+	assert_line 'blk-main;libc.so.6+0x1098ec;libc.so.6+0x891f5;offsample-blockers+0x1605;libc.so.6+0x8c482;libc.so.6+0x8612b;entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_futex;do_futex;futex_wait;__futex_wait;futex_wait_queue;schedule;__schedule;[waits for mutex];__schedule_[w];schedule_[w];do_nanosleep_[w];hrtimer_nanosleep_[w];common_nsleep_[w];__x64_sys_clock_nanosleep_[w];do_syscall_64_[w];entry_SYSCALL_64_after_hwframe_[w];libc.so.6+0xcf545_[w];libc.so.6+0xd3e53_[w];libc.so.6+0xd3d8a_[w];offsample-blockers+0x12f7_[w];offsample-blockers+0x1639_[w];libc.so.6+0x891f5_[w];libc.so.6+0x1098ec_[w];blk-chain-c_[w] 63'
+	assert_line --regexp '^blk-main;.*;\[waits for mutex\];\[gone\]_\[w\] 63$'
 }
 
 @test "flamegraph --blockers: the chain palette; refused with --seconds or without edges" {
 	run -0 "$OFFS" flamegraph --blockers --no-symbolize -o "$T/b.svg" "$BFIX"
-	run -0 grep -c '<title>--' "$T/b.svg"
+	run -0 grep -c '<title>\[waits for mutex\]' "$T/b.svg"
 	run -0 grep -o '<text[^>]*>Blockers: waiter -- holder' "$T/b.svg"
 	run -2 "$OFFS" flamegraph --blockers --seconds -o "$T/c.svg" "$BFIX"
 	assert_output --partial '--seconds is not supported with it'
@@ -117,4 +117,42 @@ setup() {
 	assert_line --regexp '^samples=63 waiter=368 .* holder=408 hname=sleep hwhat=sleep chain=368>408 root=408 rname=sleep rwhat=sleep '
 	# The run-queue waits: for the thread running on that CPU.
 	assert_line --regexp '^samples=[0-9]+ waiter=19 wcomm=rcu_preempt .* reason=sched kind=cpu object=cpu1 holder=403 hname=wf-mm-wait hwhat=cpu chain=19>403 '
+}
+
+@test "blockers --dot / --graph: the wait-for graph, threads boxed by process, the deadlock in red, an SVG from Graphviz" {
+	run -0 "$OFFS" blockers --dot --no-symbolize "$BFIX"
+	assert_line --index 0 'digraph offsample_waits {'
+	# The deadlock (blk-dl-x 373 <-> blk-dl-y 374): both nodes and both
+	# edges red, and nothing else.
+	assert_line --regexp $'^\t"t373" -> "t374" \\[label="mutex [0-9.]+ s", color="#c0392b", '
+	assert_line --regexp $'^\t"t374" -> "t373" \\[label="mutex [0-9.]+ s", color="#c0392b", '
+	[ "$(grep -c '#c0392b' <<< "$output")" -eq 4 ]
+	# The chain a -> b -> c, in blk-main's box; weights in thread-seconds
+	# (63 samples at 20 Hz).
+	assert_line --regexp $'^\t"t365" -> "t364" \\[label="mutex 3.15 s", color="#1f4e79", '
+	assert_line --regexp $'^\t"t364" -> "t363" \\[label="mutex 3.15 s", '
+	assert_line $'\tsubgraph "cluster_p360" {'
+	assert_line --regexp $'^\t\t"t363" \\[label="blk-chain-c \\(363\\)\\\\nsleep", '
+	# --max-edges keeps the heaviest; the title says so.
+	run -0 "$OFFS" blockers --dot --max-edges 2 --no-symbolize "$BFIX"
+	[ "$(grep -c ' -> ' <<< "$output")" -eq 2 ]
+	assert_output --partial '(the 2 heaviest of 9 pairs)'
+	run -2 "$OFFS" blockers --dot --folded "$BFIX"
+	assert_output --partial '--folded and --dot exclude each other'
+	run -2 "$OFFS" blockers -o "$T/x.svg" "$BFIX"
+	assert_output --partial '-o goes with --graph'
+	# Drawn by Graphviz: a well-formed SVG with a node per thread and an
+	# edge per pair (Graphviz's ids are the DOT ids).
+	run -0 "$OFFS" blockers --graph -o "$T/w.svg" --no-symbolize "$BFIX"
+	run -0 xmllint --noout "$T/w.svg"
+	[ "$(grep -c 'class="node"' "$T/w.svg")" -eq 14 ]
+	[ "$(grep -c 'class="edge"' "$T/w.svg")" -eq 9 ]
+	grep -q 'id="e373_374_mutex"' "$T/w.svg"
+	# dot failing: its first line of errors, exit 1, no file written.
+	mkdir "$T/bin"
+	printf '#!/bin/sh\necho "Error: out of cheese" >&2\nexit 1\n' > "$T/bin/dot"
+	chmod +x "$T/bin/dot"
+	run -1 env PATH="$T/bin:$PATH" "$OFFS" blockers --graph -o "$T/n.svg" --no-symbolize "$BFIX"
+	assert_output 'offsample blockers: dot failed: Error: out of cheese'
+	[ ! -e "$T/n.svg" ]
 }

@@ -561,7 +561,7 @@ prefix_with_symbolizer() {
 	run -0 "$OFFS" flamegraph --reason sleep "$SFIX/oncpu-spin-v3-6.12.117.txt"
 	assert_output --partial '>Off-CPU time: virtme-ng, 6.12.117+deb12-amd64, '
 	run -0 "$OFFS" flamegraph --critical "$SFIX/oncpu-crit-v3-6.12.117.txt"
-	assert_output --partial '>Critical path (GAPP weights): virtme-ng, '
+	assert_output --partial '>Critical path (waits caused and GAPP weights): virtme-ng, '
 }
 
 @test "flamegraph: -o FILE, --title, collapse options, renderer options after --" {

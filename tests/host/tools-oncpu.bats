@@ -53,11 +53,14 @@ setup() {
 	printf '%s\n' "${lines[@]}" | cut -f1 | sort -grc
 	# No reason frame by default; --keep-reason keeps it.
 	refute_output --regexp $'\t(cpu|sched);'
-	run -0 "$OFFS" critical --keep-reason --no-symbolize "$CRIT"
+	# GAPP weighs active threads only: running (cpu) and queued (sched).
+	run -0 "$OFFS" critical --by gapp --keep-reason --no-symbolize "$CRIT"
 	run -0 awk -F'\t' '$2 !~ /^(cpu|sched);/' <<< "$output"
 	[ -z "$output" ]
 	# Filters apply: only ocp-par's samples, none critical (a warning).
 	run -0 "$OFFS" critical --no-symbolize --comm ocp-par "$CRIT"
+	assert_output 'offsample critical: warning: no critical samples: no thread waited for a known holder, and no process had between 1 and critical_pct% of its threads active at a tick'
+	run -0 "$OFFS" critical --by gapp --no-symbolize --comm ocp-par "$CRIT"
 	assert_output 'offsample critical: warning: no critical samples: no process had between 1 and critical_pct% of its threads active at a tick'
 }
 
@@ -84,7 +87,11 @@ setup() {
 
 @test "flamegraph --critical: an SVG of the weights; the plain graph colours cpu apart" {
 	run -0 "$OFFS" flamegraph --critical --no-symbolize -o "$T/c.svg" "$CRIT"
-	grep -q 'Critical path (GAPP weights)' "$T/c.svg"
+	grep -q 'Critical path (waits caused and GAPP weights)' "$T/c.svg"
+	run -0 "$OFFS" flamegraph --critical --by gapp --no-symbolize -o "$T/g.svg" "$CRIT"
+	grep -q 'Critical path (GAPP weights)' "$T/g.svg"
+	run -2 "$OFFS" flamegraph --by gapp --no-symbolize -o "$T/x.svg" "$CRIT"
+	assert_output --partial '--by goes with --critical'
 	grep -q 'critical weight' "$T/c.svg"
 	grep -q '<title>ocp_crit_section (' "$T/c.svg"
 	run -1 "$OFFS" flamegraph --critical --no-symbolize --comm ocp-par -o "$T/p.svg" "$CRIT"
@@ -130,4 +137,52 @@ setup() {
 	[ -z "$output" ]
 	run -0 "$OFFS" pprof --no-symbolize -o "$T/p.pb.gz" "$SPIN"
 	[ -s "$T/p.pb.gz" ]
+}
+
+# A generation of 8 records with known waits: A (1, 14 samples) waits for
+# B (2) 10 times and 4 times for a thread running unsampled; B waits for
+# C (3), running; P (6) waits for any of its children K1 (4) and K2 (5),
+# doing I/O; D (7) and E (8) wait for each other; Q (9) waits for S (10),
+# which sleeps.
+waits_input() {
+	local r=1 e
+	printf '%s\n' '# offsample stacks v4' '# source: drain' '# hostname: h' '# start: 1700000000.000' \
+		'# duration: 1.000' '# hz: 10' '# samples: 104' '# records: 10' '# blockers: 8' '# key: comm,pid,tid' \
+		'# columns: count reason state pid tid comm tname kstack ustack wobj cgroup critical'
+	for e in 'lock S 10 11 a a_wait' 'lock S 10 12 a b_wait' 'cpu R 10 13 a c_run' \
+		 'io D 20 21 k1 k1_read' 'io D 22 22 k2 k2_read' 'ipc S 23 23 p p_wait' \
+		 'lock S 30 31 d d_wait' 'lock S 30 32 d e_wait' 'lock S 40 41 q q_wait' 'sleep S 40 42 q s_sleep'; do
+		set -- $e
+		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\tschedule\t%s;main\t-\t/\t%s\n' "$([ $r = 1 ] && echo 14 || echo 10)" \
+			"$1" "$2" "$3" "$4" "$5" "$5" "$6" \
+			"$([ $r = 3 ] && echo 1.500 || echo 0.000)"
+		r=$((r + 1))
+	done
+	for e in '1 2 11 12 mutex' '2 3 12 13 mutex' '6 4 23 21 child' '6 5 23 22 child' \
+		 '7 8 31 32 mutex' '8 7 32 31 mutex' '9 10 41 42 mutex'; do
+		set -- $e
+		printf '# blocker: samples=10\tkind=%s\tobject=-\twaiter=%s\twpid=-\twname=w\twrec=%s\tholder=%s\thpid=-\thcomm=-\thname=h\thstate=sampled\threc=%s\n' \
+			"$5" "$3" "$1" "$4" "$2"
+	done
+	# A wait for a thread that ran unsampled: no record to put it on.
+	printf '# blocker: samples=4\tkind=mutex\tobject=-\twaiter=11\twpid=-\twname=w\twrec=1\tholder=99\thpid=-\thcomm=-\thname=h\thstate=running\threc=-\n'
+}
+
+@test "critical --by waits: the waiting each stack caused, passed along chains, split between children, none on sleepers or deadlocks" {
+	waits_input > "$T/w.stacks"
+	run -0 "$OFFS" critical --by waits --no-symbolize --no-comm "$T/w.stacks"
+	# C's running code frees A and B (10 + 10); each child half of P's
+	# wait; B passed everything on; the deadlock (D, E) and the sleeper
+	# (S) are no code's to speed up.
+	assert_equal "${lines[0]}" $'20\tmain;c_run;schedule'
+	assert_line $'5\tmain;k1_read;schedule'
+	assert_line $'5\tmain;k2_read;schedule'
+	[ "${#lines[@]}" -eq 3 ]
+	# both (the default): plus GAPP's 1.5 on C; gapp: only that.
+	run -0 "$OFFS" critical --no-symbolize --no-comm "$T/w.stacks"
+	assert_equal "${lines[0]}" $'21.5\tmain;c_run;schedule'
+	run -0 "$OFFS" critical --by gapp --no-symbolize --no-comm "$T/w.stacks"
+	assert_output $'1.5\tmain;c_run;schedule'
+	run -2 "$OFFS" critical --by time "$T/w.stacks"
+	assert_output --partial '--by needs both, waits or gapp, not time'
 }

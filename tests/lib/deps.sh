@@ -24,7 +24,7 @@ need_group() {
 	test)
 		want_apt+=(bats bats-assert bats-support libxml2-utils dmsetup
 			util-linux procps binutils libc6-dbg elfutils golang-go
-			debuginfod xz-utils curl
+			debuginfod xz-utils curl graphviz
 			openjdk-17-jdk-headless nodejs linux-perf) ;;
 	browser)
 		want_apt+=(chromium nodejs npm) ;;

@@ -19,7 +19,11 @@
  *               fault: mmap_lock for reading; readers do not spin on a
  *               writer since 5.19, they sleep);
  *   with --spin, only wf-spin (process, three threads on CPU 1): each
- *               waits in the run queue for the one running.
+ *               waits in the run queue for the one running;
+ *   with --mixed, only wf-lock (process, eight threads wf-locker taking
+ *               turns to run wf_hot_section() for 10 ms under one mutex:
+ *               one runs, seven wait) and wf-par (process, three threads
+ *               running wf_par_spin()): the critical-path ranking case.
  *
  * Everything is killed with the main process (PR_SET_PDEATHSIG).
  */
@@ -34,6 +38,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MM_SIZE		(128UL << 20)
@@ -225,6 +230,69 @@ static void *spin(void *arg)
 	return NULL;
 }
 
+static pthread_mutex_t hot = PTHREAD_MUTEX_INITIALIZER;
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* 10 ms of CPU work, wall clock. */
+__attribute__((noinline)) static void wf_hot_section(void)
+{
+	double end = now() + 0.010;
+
+	while (now() < end)
+		;
+}
+
+static void *locker(void *arg)
+{
+	(void)arg;
+	name("wf-locker");
+	fflush(stdout);
+	for (;;) {
+		pthread_mutex_lock(&hot);
+		wf_hot_section();
+		pthread_mutex_unlock(&hot);
+	}
+	return NULL;
+}
+
+static void lockers(const char *n)
+{
+	int i;
+
+	name(n);
+	for (i = 0; i < 8; i++)
+		start(locker, NULL);
+	for (;;)
+		pause();
+}
+
+__attribute__((noinline)) static void *wf_par_spin(void *arg)
+{
+	volatile unsigned long k = 0;
+
+	(void)arg;
+	name("wf-par");
+	fflush(stdout);
+	for (;;)
+		k++;
+	return NULL;
+}
+
+static void par(const char *n)
+{
+	(void)n;
+	start(wf_par_spin, NULL);
+	start(wf_par_spin, NULL);
+	wf_par_spin(NULL);
+}
+
 static void spinners(const char *n)
 {
 	(void)n;
@@ -236,15 +304,19 @@ static void spinners(const char *n)
 int main(int argc, char **argv)
 {
 	int spinning = argc == 2 && !strcmp(argv[1], "--spin");
+	int mixed = argc == 2 && !strcmp(argv[1], "--mixed");
 
-	if (argc > 2 || (argc == 2 && !spinning)) {
-		fprintf(stderr, "usage: offsample-waitfor [--spin]\n");
+	if (argc > 2 || (argc == 2 && !spinning && !mixed)) {
+		fprintf(stderr, "usage: offsample-waitfor [--spin | --mixed]\n");
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	name("wf-main");
 	if (spinning) {
 		child(spinners, NULL);
+	} else if (mixed) {
+		child(lockers, "wf-lock");
+		child(par, NULL);
 	} else {
 		start(waitpid_thread, NULL);
 		sleep(1);

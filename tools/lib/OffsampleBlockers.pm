@@ -10,10 +10,10 @@ package OffsampleBlockers;
 use strict;
 use warnings;
 use Exporter 'import';
-use OffsampleStacks qw(parse kfunc fail);
+use OffsampleStacks qw(parse kfunc fail open_input line_kind column_index record_ok @V1);
 use OffsampleText qw(getopts);
 
-our @EXPORT_OK = qw(cmd_blockers);
+our @EXPORT_OK = qw(cmd_blockers cmd_waitcrit wait_weights);
 
 # Scheduler frames at the leaf of every blocked kernel stack: they say
 # nothing about what the thread does.
@@ -69,7 +69,7 @@ sub hwhat {
 sub cmd_blockers {
 	my @args = @_;
 	my %o;
-	getopts(\@args, \%o, 'folded', 'offsets', 'frames=i');
+	getopts(\@args, \%o, 'folded', 'offsets', 'frames=i', 'dot', 'max-edges=i', 'title=s');
 	shift @args if @args && $args[0] eq '--';
 	my $n = $o{frames} // 5;
 	fail(2, '--frames needs a number from 1 to 64') if $n < 1 || $n > 64;
@@ -95,8 +95,12 @@ sub cmd_blockers {
 	}
 	# The module counts edges since 0.3 ("# blockers: N" in the header).
 	my $has = grep { defined $_->{blockers} } @{$d->{gens}};
+	fail(2, '--folded and --dot exclude each other') if $o{folded} && $o{dot};
 	if ($o{folded}) {
 		return folded(\@edges, \%o);
+	}
+	if ($o{dot}) {
+		return dot(\@edges, \%recs, \%o);
 	}
 
 	# Merge the same waiter -> holder pair over generations and records.
@@ -182,8 +186,252 @@ sub cmd_blockers {
 	return 0;
 }
 
+# ------------------------------------------------------------ waits caused
+#
+# wait_weights(PARSED) -> { RECORD => WEIGHT }: the waiting each record's
+# code caused, in waiter samples (docs/TOOLS.md, "offsample critical").
+# Every edge W -> H (m samples: m ticks at which W's thread waited while
+# H's thread held it up) puts m on the holder's record H, scaled down
+# when W's edges have more samples than W has (a wait for any of k
+# children has an edge to each: they share its samples).  Weight that
+# arrives at a record X moves on along X's own edges: X's count is n
+# samples, its edges to holders H1, H2 ... have m1, m2 ... samples;
+# H_i gets the share m_i / max(n, m1 + m2 + ...) of it, and the rest
+# stays with X (the ticks X ran, or waited for nobody known).  A holder
+# that waits all the time thus passes everything on to the root of the
+# chain; one that waits for any of k children splits it k ways.  Weight
+# that comes back to a record on its own path (a cycle: a deadlock)
+# stays where the cycle closes; chains longer than 16 stop there.
+# Weight is kept only on records of threads that run or work: reasons
+# cpu, sched, io and fault.  Weight that ends on a thread waiting for
+# something outside the host or the graph (a timer, the network, a
+# terminal, a lock with no known holder, a deadlock) is no code's to
+# speed up: offsample blockers shows those chains.
+my %ACTIVE = map { $_ => 1 } qw(cpu sched io fault);
+
+sub wait_weights {
+	my ($d) = @_;
+	my (%w, %recs, %out);
+	$recs{$_->{gen}}{$_->{id}} = $_ for @{$d->{recs}};
+	for my $g (@{$d->{gens}}) {
+		for my $e (@{$g->{edges} // []}) {
+			my $wr = $recs{$g}{$e->{wrec} // '-'} or next;
+			my $hr = $recs{$g}{$e->{hrec} // '-'};
+			push @{$out{$wr}}, [$hr, $e->{samples}];
+		}
+	}
+	my %den;
+	for my $r (keys %out) {
+		my $m = 0;
+		$m += $_->[1] for @{$out{$r}};
+		$den{$r} = $m;
+	}
+	my $give;
+	$give = sub {
+		my ($r, $x, $path, $depth) = @_;
+		my $edges = $out{$r};
+		if (!$edges || $depth >= 16) {
+			$w{$r} += $x;
+			return;
+		}
+		my $n = $r->{count} > $den{$r} ? $r->{count} : $den{$r};
+		my $left = $x;
+		local $path->{$r} = 1;
+		for my $e (@$edges) {
+			my ($h, $m) = @$e;
+			my $part = $x * $m / $n;
+			next unless $h;	# no record: it stays here
+			$left -= $part;
+			if ($path->{$h}) {
+				$w{$h} += $part;	# a cycle closes
+			} else {
+				$give->($h, $part, $path, $depth + 1);
+			}
+		}
+		$w{$r} += $left;
+	};
+	for my $g (@{$d->{gens}}) {
+		for my $e (@{$g->{edges} // []}) {
+			my $wr = $recs{$g}{$e->{wrec} // '-'} or next;
+			my $hr = $recs{$g}{$e->{hrec} // '-'} or next;
+			my $n = $wr->{count} > $den{$wr} ? $wr->{count} : $den{$wr};
+			$give->($hr, $e->{samples} * $wr->{count} / $n, { $wr => 1 }, 0);
+		}
+	}
+	undef $give;
+	delete $w{$_} for grep { !$ACTIVE{$_->{reason}} } @{$d->{recs}};
+	return \%w;
+}
+
+# waitcrit --by waits|both FILE: FILE with each record's critical column
+# replaced by the waiting its code caused (waits), or that plus its GAPP
+# weight (both), for `offsample critical --by`.
+sub cmd_waitcrit {
+	my @args = @_;
+	my %o;
+	getopts(\@args, \%o, 'by=s');
+	my $by = $o{by} // 'both';
+	fail(2, "--by: waits or both, not $by") unless $by =~ /^(?:waits|both)\z/;
+	fail(2, 'waitcrit needs one file') unless @args == 1;
+	my $file = $args[0];
+	my $d = eval { parse($file) };
+	fail(1, $@ =~ s/\n\z//r) if $@;
+	my $w = wait_weights($d);
+	my %byid;
+	$byid{$_->{gen}}{$_->{id}} = $w->{$_} // 0 for @{$d->{recs}};
+	my $fh = open_input($file);
+	my %col = %{column_index(@V1)};
+	my ($gi, $id) = (-1, 0);
+	while (my $line = <$fh>) {
+		my ($kind, @v) = line_kind($line);
+		if ($kind eq 'gen') {
+			($gi, $id) = ($gi + 1, 0);
+			%col = %{column_index(@V1)};
+		} elsif ($kind eq 'columns') {
+			%col = %{column_index(@{$v[0]})};
+		} elsif ($kind eq 'record' && $gi >= 0) {
+			(my $l = $line) =~ s/\r?\n\z//;
+			my @f = split /\t/, $l, -1;
+			if (record_ok(\@f, \%col) && defined $col{critical} && $col{critical} < @f) {
+				my $x = $byid{$d->{gens}[$gi]}{++$id} // 0;
+				my $c = $f[$col{critical}];
+				$x += $c if $by eq 'both' && $c =~ /^[0-9.]+\z/;
+				$f[$col{critical}] = sprintf('%.3f', $x);
+				$line = join("\t", @f) . "\n";
+			} elsif (record_ok(\@f, \%col)) {
+				++$id;
+			}
+		}
+		print $line or fail(1, 'write error: ' . lc "$!");
+	}
+	close STDOUT or fail(1, 'write error: ' . lc "$!");
+	return 0;
+}
+
+# ------------------------------------------------------------ the picture
+#
+# dot(EDGES, RECS, OPTIONS): the wait-for graph in Graphviz's language.
+# Threads are nodes, inside a box per process; an edge waiter -> holder
+# per pair and kind, labelled with its kind and weight in thread-seconds
+# (samples / hz of their generation), its width growing with the weight;
+# the heaviest max-edges (default 60) pairs are drawn.  A node says what
+# its thread mostly did in the input (a reason, from its records);
+# threads on a cycle of waits (a deadlock; run-queue waits are not part
+# of one) and the edges between them are red.
+my %KCOLOR = (mutex => '#1f4e79', robust => '#1f4e79', pi => '#1f4e79', rwlock => '#1f4e79',
+	      gil => '#2e86c1', child => '#27ae60', cpu => '#e67e22', rwsem => '#8e44ad',
+	      rtmutex => '#8e44ad');
+
+sub dq {	# a DOT string: quotes and backslashes escaped
+	my $s = shift // '-';
+	$s =~ s/([\\"])/\\$1/g;
+	$s =~ s/\n/\\n/g;	# a line break in a label
+	$s =~ s/[\x00-\x1f\x7f]/?/g;
+	return qq("$s");
+}
+
+sub dot {
+	my ($edges, $recs, $o) = @_;
+	my $max = $o->{'max-edges'} // 60;
+	fail(2, '--max-edges needs a number from 1 to 10000') if $max < 1 || $max > 10000;
+	my (%pair, @pairs, %thr);
+	for my $e (@$edges) {
+		my ($w, $h) = ($e->{waiter} // '-', $e->{holder} // '-');
+		next if $w eq '-';
+		my $hz = $e->{gen}{hz} && $e->{gen}{hz} =~ /^\d+\z/ && $e->{gen}{hz} > 0 ? $e->{gen}{hz} : 1;
+		my $k = join("\t", $w, $h, $e->{kind} // '?');
+		my $p = $pair{$k} //= do {
+			push @pairs, { w => $w, h => $h, kind => $e->{kind} // '?', secs => 0, samples => 0 };
+			$pairs[-1];
+		};
+		$p->{secs} += $e->{samples} / $hz;
+		$p->{samples} += $e->{samples};
+		my $wr = $e->{w};
+		$thr{$w} //= { pid => $e->{wpid} // '-', name => $e->{wname},
+			       comm => $wr ? $wr->{comm} : undef };
+		$thr{$h} //= { pid => $e->{hpid} // '-', comm => $e->{hcomm},
+			       name => ($e->{hstate} // '') eq 'gone' ? '[gone]' : $e->{hname} };
+	}
+	@pairs = (sort { $b->{secs} <=> $a->{secs} || $a->{w} cmp $b->{w} || $a->{h} cmp $b->{h} } @pairs);
+	my $cut = @pairs > $max ? @pairs - $max : 0;
+	splice @pairs, $max if $cut;
+	# What each thread mostly did: its records' reasons, by samples.
+	my %what;
+	for my $g (values %$recs) {
+		for my $r (values %$g) {
+			next if !defined $r->{tid} || !$thr{$r->{tid}};
+			$what{$r->{tid}}{$r->{reason}} += $r->{count};
+		}
+	}
+	# Cycles among the drawn edges: a thread that reaches itself.  Not
+	# through run-queue waits: threads take turns on a CPU, tick after
+	# tick, and that is no deadlock.
+	my %next;
+	push @{$next{$_->{w}}}, $_->{h} for grep { $_->{kind} ne 'cpu' } @pairs;
+	my %oncycle;
+	for my $start (keys %next) {
+		my %seen;
+		my @todo = @{$next{$start}};
+		while (defined(my $t = shift @todo)) {
+			if ($t eq $start) { $oncycle{$start} = 1; last; }
+			next if $seen{$t}++;
+			push @todo, @{$next{$t} // []};
+		}
+	}
+	my %used;
+	$used{$_->{w}} = $used{$_->{h}} = 1 for @pairs;
+	my %byproc;
+	for my $t (sort { $a <=> $b || $a cmp $b } grep { /^\d+\z/ } keys %used) {
+		push @{$byproc{$thr{$t}{pid}}}, $t;
+	}
+	my @odd = sort grep { !/^\d+\z/ } keys %used;
+	my $title = $o->{title} // 'offsample wait-for graph';
+	print "digraph offsample_waits {\n";
+	print "\tgraph [label=", dq($title . ($cut ? " (the $max heaviest of " . ($max + $cut) . ' pairs)' : '')),
+		", labelloc=t, fontname=\"Helvetica\", rankdir=LR];\n";
+	print "\tnode [shape=box, style=\"rounded,filled\", fillcolor=\"#f4f6f7\", fontname=\"Helvetica\", fontsize=10];\n";
+	print "\tedge [fontname=\"Helvetica\", fontsize=9];\n";
+	my $node = sub {
+		my ($t, $in) = @_;
+		my $i = $thr{$t};
+		my $wh = $what{$t} ? (sort { $what{$t}{$b} <=> $what{$t}{$a} || $a cmp $b } keys %{$what{$t}})[0] : undef;
+		my $label = join("\n", grep { defined } ($i->{name} // '-') . " ($t)", $wh);
+		my @attr = ('label=' . dq($label), 'id=' . dq("t$t"));
+		push @attr, 'color="#c0392b"', 'penwidth=2' if $oncycle{$t};
+		push @attr, 'fillcolor="#fdebd0"' if ($wh // '') eq 'cpu';
+		print "$in\t", dq("t$t"), ' [', join(', ', @attr), "];\n";
+	};
+	for my $pid (sort { ($a =~ /^\d+\z/ ? $a : 0) <=> ($b =~ /^\d+\z/ ? $b : 0) || $a cmp $b } keys %byproc) {
+		my @t = @{$byproc{$pid}};
+		my $comm = $thr{$t[0]}{comm} // (grep { defined } map { $thr{$_}{comm} } @t)[0] // '-';
+		if ($pid eq '-') {
+			$node->($_, '') for @t;
+			next;
+		}
+		print "\tsubgraph ", dq("cluster_p$pid"), " {\n";
+		print "\t\tlabel=", dq("$comm ($pid)"), "; id=", dq("p$pid"), "; style=rounded; color=\"#7f8c8d\";\n";
+		$node->($_, "\t") for @t;
+		print "\t}\n";
+	}
+	$node->($_, '') for @odd;
+	my $top = @pairs ? $pairs[0]{secs} : 1;
+	$top ||= 1;
+	for my $p (@pairs) {
+		my $cyc = $p->{kind} ne 'cpu' && $oncycle{$p->{w}} && $oncycle{$p->{h}};
+		my $c = $cyc ? '#c0392b' : $KCOLOR{$p->{kind}} // '#555555';
+		my $pw = sprintf('%.1f', 1 + 4 * $p->{secs} / $top);
+		printf "\t%s -> %s [label=%s, color=%s, fontcolor=%s, penwidth=%s, id=%s];\n",
+			dq("t$p->{w}"), dq("t$p->{h}"),
+			dq(sprintf('%s %.2f s', $p->{kind}, $p->{secs})), dq($c), dq($c), $pw,
+			dq("e$p->{w}_$p->{h}_$p->{kind}");
+	}
+	print "}\n";
+	return 0;
+}
+
 # Folded stacks for a flame graph, as offwaketime merges stacks: the
-# waiter's process, user and kernel frames root first, a "--" frame, then
+# waiter's process, user and kernel frames root first, a "[waits for
+# KIND]" frame (KIND: the edge's kind, mutex, child, cpu ...), then
 # the holder's kernel and user frames leaf first and its thread name (or
 # "[running]", "[gone]", "[unsampled]" when its stack is unknown), the
 # holder's frames marked "_[w]" (the chain palette draws them apart).
@@ -195,7 +443,7 @@ sub folded {
 		my @f = ($w->{comm});
 		push @f, reverse(uframes($w, $o->{offsets}));
 		push @f, reverse(kframes($w, $o->{offsets}));
-		push @f, '--';
+		push @f, '[waits for ' . ($e->{kind} // '?') . ']';
 		my $hs = $e->{hstate} // '?';
 		if ($hs eq 'sampled' && $e->{h}) {
 			push @f, map { "${_}_[w]" } kframes($e->{h}, $o->{offsets}),

@@ -17,7 +17,7 @@ use warnings;
 use Exporter qw(import);
 
 our @EXPORT_OK = qw(parse kfunc ufunc frames renumber_edge @V1 fail fail_on_die
-	version open_input line_kind column_index
+	version open_input line_kind column_index record_ok
 	tally_new tally_line tally_end damage);
 
 # ---------------------------------------------------------------- errors

@@ -1,38 +1,58 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# offsample critical: where processes run serialized (GAPP ranking).
+# offsample critical: the code whose speed-up frees the most waiting
+# (waits caused, from the blocker edges) and where processes run
+# serialized (GAPP ranking).
 # Sourced by tools/offsample (not a command of its own) with
 # offsample-input.sh; uses their helpers.
 # shellcheck shell=bash
 
 help_critical() {
 	cat <<'EOF'
-Usage: offsample critical [--keep-reason] [--folded] [FRAME OPTIONS] [FILTERS]
-                          [--no-symbolize] [FILE...]
+Usage: offsample critical [--by both|waits|gapp] [--keep-reason] [--folded]
+                          [FRAME OPTIONS] [FILTERS] [--no-symbolize] [FILE...]
 
-Where a process runs serialized: GAPP's criticality ranking (Zhou et al.,
-"GAPP: A Fast Profiler for Detecting Serialization Bottlenecks", 2018).
-At each tick the module counts, per process, its N sampled threads and
-the A of them that are active (running on a CPU, reason cpu, or waiting
-for one, reason sched).  When 0 < A <= N * critical_pct / 100 (module
-parameter, default 50: at most half the threads carry the process), each
-active thread's sample weighs 1/A: the fewer threads carry the process,
-the more its stack weighs.  Threads that wait (lock, io, ...) weigh
-nothing; single-threaded processes and kernel threads never do.
+Which code, made faster, frees the most waiting threads, and where a
+process runs serialized.  A stack's weight is the sum of two parts
+(--by both, the default; --by waits or --by gapp: one of them):
+
+waits  The waiting it caused (the idea of wPerf, Zhou et al., OSDI 2018,
+       from samples): every waiter -> holder edge (offsample blockers)
+       of m samples puts m on the holder's record (scaled down when the
+       waiter's edges have more samples than it has: a wait for any of k
+       children has an edge to each, they share it).  Weight arriving at
+       a record that itself waits moves on along its own edges: with n
+       samples and edges of m1, m2 ... samples, holder i gets the share
+       mi / max(n, m1 + m2 + ...), the rest stays.  So a chain of
+       waiters ends on the code at its root, and a wait for any of k
+       children is split k ways.  Weight counts only where it ends on a
+       thread that runs or works (reason cpu, sched, io or fault): a
+       chain that ends in a sleep, a network or terminal read, a lock
+       with no known holder or a deadlock is no code's to speed up
+       (offsample blockers shows it).
+gapp   GAPP's criticality (Zhou et al., "GAPP: A Fast Profiler for
+       Detecting Serialization Bottlenecks", 2018).  At each tick the
+       module counts, per process, its N sampled threads and the A of
+       them that are active (running on a CPU, reason cpu, or waiting for
+       one, reason sched).  When 0 < A <= N * critical_pct / 100 (module
+       parameter, default 50), each active thread's sample weighs 1/A.
+       Threads that wait (lock, io, ...) weigh nothing; single-threaded
+       processes and kernel threads never do.
 
 Prints one line per stack, highest weight first:
 
   WEIGHT<TAB>FOLDED STACK
 
-WEIGHT is the sum of 1/A over the stack's samples (3 decimals); the
-stack is `offsample collapse`'s folded form without the reason frame
+WEIGHT is in samples (3 decimals): waiter samples plus the sum of 1/A
+over the stack's own samples; the stack is `offsample collapse`'s folded form without the reason frame
 (running and queued samples of the same code add up; --keep-reason
 keeps it).
 Needs stacks format v3 (module 0.4 or later) with on-CPU sampling on
 (parameter oncpu, default 1).  `offsample flamegraph --critical` draws
 the same weights.
 
+  --by WHAT        both (default), waits or gapp: the weights above
   --keep-reason    keep the reason (cpu, sched) as the root frame
   --folded         "FOLDED STACK WEIGHT" lines, the input of flamegraph.pl
                    and of other flame graph tools (highest weight first)
@@ -54,13 +74,17 @@ EOF
 # ------------------------------------------------------------ critical
 
 cmd_critical() {
-	local files=() c reason=0 folded=0
+	local files=() c reason=0 folded=0 by=both i
 	while [ $# -gt 0 ]; do
 		if read_opt "$@" || collapse_opt "$@"; then shift "$SHIFTN"; continue; fi
 		case $1 in
 		-h | --help) help_critical; exit 0 ;;
 		--keep-reason) reason=1; shift ;;
 		--folded) folded=1; shift ;;
+		--by)
+			[ $# -ge 2 ] || usage_error "--by needs both, waits or gapp"
+			by=$2; shift 2 ;;
+		--by=*) by=${1#--by=}; shift ;;
 		--) shift; files+=("$@"); break ;;
 		-) files+=(-); shift ;;
 		-?*) usage_error "unknown option $1" ;;
@@ -68,12 +92,27 @@ cmd_critical() {
 		esac
 	done
 	[ "$WSECONDS" != 1 ] || usage_error "--seconds does not apply: criticality is a weight, not a time"
+	case $by in
+	both | waits | gapp) ;;
+	*) usage_error "--by needs both, waits or gapp, not $by" ;;
+	esac
 	c=$(collapser)
 	gather_inputs c ${files[@]+"${files[@]}"}
+	if [ "$by" != gapp ]; then
+		# Each record's critical column becomes the weight asked for.
+		for i in "${!INPUTS[@]}"; do
+			lib waitcrit --by "$by" "${INPUTS[$i]}" > "$WORK/crit.in.$i" || exit 1
+			INPUTS[i]=$WORK/crit.in.$i
+		done
+	fi
 	[ $reason = 1 ] || COPTS=(--no-reason ${COPTS[@]+"${COPTS[@]}"})
 	run_script "$c" --critical ${COPTS[@]+"${COPTS[@]}"} -- "${INPUTS[@]}" > "$WORK/crit" || exit 1
 	if [ ! -s "$WORK/crit" ]; then
-		warn "no critical samples: no process had between 1 and critical_pct% of its threads active at a tick"
+		case $by in
+		gapp) warn "no critical samples: no process had between 1 and critical_pct% of its threads active at a tick" ;;
+		waits) warn "no critical samples: no thread waited for a known holder" ;;
+		*) warn "no critical samples: no thread waited for a known holder, and no process had between 1 and critical_pct% of its threads active at a tick" ;;
+		esac
 		return 0
 	fi
 	# "STACK WEIGHT" -> "WEIGHT<TAB>STACK", highest first (a frame may

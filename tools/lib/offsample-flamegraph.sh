@@ -40,12 +40,14 @@ reason's share of the samples.
                       rates add up), tooltips in seconds and milliseconds
   --blockers          a graph of who holds the locks threads wait for
                       (offsample blockers --folded): each waiter's stack,
-                      a "--" frame, then its holder's stack at the same
+                      a "[waits for KIND]" frame, then its holder's stack at the same
                       ticks, leaf first, in the chain palette (holder
                       frames aqua); widths are waiter samples
-  --critical          widths are GAPP criticality weights (offsample
-                      critical): stacks that ran while few of their
-                      process's threads were active
+  --critical          widths are critical weights (offsample critical):
+                      the waiting a stack's code caused, plus GAPP's
+                      weight (it ran while few of its process's threads
+                      were active)
+  --by WHAT           with --critical: both (default), waits or gapp
   -- OPTIONS          passed to the renderer, e.g. -- --width 1600 --reverse
 
 The SVG is rendered into a temporary file first: nothing is written when
@@ -105,13 +107,17 @@ check_out() {
 # ------------------------------------------------------------ flamegraph
 
 cmd_flamegraph() {
-	local engine=offsample ropts=() files=() out title blk=0 crit=0
+	local engine=offsample ropts=() files=() out title blk=0 crit=0 by= i
 	while [ $# -gt 0 ]; do
 		if read_opt "$@" || collapse_opt "$@" || graph_opt "$@"; then shift "$SHIFTN"; continue; fi
 		case $1 in
 		-h | --help) help_flamegraph; exit 0 ;;
 		--blockers) blk=1; shift ;;
 		--critical) crit=1; shift ;;
+		--by)
+			[ $# -ge 2 ] || usage_error "--by needs both, waits or gapp"
+			by=$2; shift 2 ;;
+		--by=*) by=${1#--by=}; shift ;;
 		--engine | --engine=*) optval --engine "$@"; engine=$OPTVAL; shift "$SHIFTN" ;;
 		--) shift; ropts=("$@"); break ;;
 		-) files+=(-); shift ;;
@@ -159,10 +165,25 @@ cmd_flamegraph() {
 		[ $WSECONDS = 0 ] || usage_error "--critical draws weights, not time; --seconds does not apply"
 		COPTS+=(--critical)
 		cname="critical weight"
-		case $title in
-		"Off-CPU time"*) title="Critical path (GAPP weights)${title#Off-CPU time}" ;;
-		"Off- and on-CPU time"*) title="Critical path (GAPP weights)${title#Off- and on-CPU time}" ;;
+		local what
+		case ${by:-both} in
+		both) what="waits caused and GAPP weights" ;;
+		waits) what="waits caused" ;;
+		gapp) what="GAPP weights" ;;
+		*) usage_error "--by needs both, waits or gapp, not $by" ;;
 		esac
+		case $title in
+		"Off-CPU time"*) title="Critical path ($what)${title#Off-CPU time}" ;;
+		"Off- and on-CPU time"*) title="Critical path ($what)${title#Off- and on-CPU time}" ;;
+		esac
+		if [ "${by:-both}" != gapp ]; then
+			for i in "${!INPUTS[@]}"; do
+				lib waitcrit --by "${by:-both}" "${INPUTS[$i]}" > "$WORK/crit.in.$i" || exit 1
+				INPUTS[i]=$WORK/crit.in.$i
+			done
+		fi
+	elif [ -n "$by" ]; then
+		usage_error "--by goes with --critical"
 	fi
 	if [ $blk = 1 ]; then
 		[ $WSECONDS = 0 ] || usage_error "--blockers counts waiter samples; --seconds is not supported with it"

@@ -20,7 +20,7 @@ use lib $FindBin::RealBin;
 use OffsampleStacks qw(parse kfunc ufunc frames renumber_edge @V1 fail fail_on_die line_kind column_index damage);
 use OffsampleText qw(getopts @REASONS letter rank tag pct utc uniq_join summary secs);
 use OffsampleReport qw(cmd_report);
-use OffsampleBlockers qw(cmd_blockers);
+use OffsampleBlockers qw(cmd_blockers cmd_waitcrit);
 
 my $PROG = $ENV{OFFSAMPLE_PROG} || 'offsample';
 fail_on_die($PROG);
@@ -480,7 +480,8 @@ sub cmd_check {
 
 my %CMD = (report => \&cmd_report, check => \&cmd_check, top => \&cmd_top, filter => \&cmd_filter,
 	title => \&cmd_title, status => \&cmd_status, prune => \&cmd_prune,
-	hdr => \&cmd_hdr, needsym => \&cmd_needsym, blockers => \&cmd_blockers, jit => \&cmd_jit);
+	hdr => \&cmd_hdr, needsym => \&cmd_needsym, blockers => \&cmd_blockers,
+	waitcrit => \&cmd_waitcrit, jit => \&cmd_jit);
 my $c = shift @ARGV // '';
 fail(2, "internal: unknown helper command \"$c\"") unless $CMD{$c};
 exit $CMD{$c}->(@ARGV);
