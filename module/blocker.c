@@ -112,7 +112,7 @@ const char * const offs_blk_hstate_names[OFFS_BH_NR] = {
 /* Edges to the children of "any child" and group waits, per tick. */
 #define OFFS_BLK_CHILD_EDGES	256
 /* "Any child" and group waits whose children are looked for, per tick. */
-#define OFFS_BLK_CHILD_WAITS	16
+#define OFFS_BLK_CHILD_WAITS	256
 
 struct offs_blk_pending {
 	struct offs_edge_key key;	/* for the default consumer */
@@ -137,6 +137,21 @@ struct offs_blk_child {
 };
 
 static struct offs_blk_child offs_blk_kids[OFFS_BLK_CHILD_EDGES];
+
+/* This tick's "any child" and group waits, sorted by the waiter's process. */
+struct offs_blk_cwait {
+	pid_t tgid;
+	unsigned int pend;		/* in offs_blk_pend[] */
+};
+
+static struct offs_blk_cwait offs_blk_cwaits[OFFS_BLK_CHILD_WAITS];
+
+static int offs_blk_cwait_cmp(const void *a, const void *b)
+{
+	const struct offs_blk_cwait *x = a, *y = b;
+
+	return x->tgid < y->tgid ? -1 : x->tgid > y->tgid;
+}
 
 /*
  * The thread the walk found running on each CPU (nr_cpu_ids slots), valid
@@ -778,33 +793,42 @@ static unsigned int offs_blk_children(struct task_struct * const *snap,
 				      const struct offs_snap_out *out,
 				      unsigned int n)
 {
-	unsigned int w[OFFS_BLK_CHILD_WAITS];
-	unsigned int i, k, nw = 0, nk = 0;
+	struct offs_blk_cwait *w = offs_blk_cwaits;
+	unsigned int i, lo, hi, mid, nw = 0, nk = 0;
 	struct offs_blk_child *c;
 	struct offs_blk_pending *p;
 
 	for (i = 0; i < offs_blk_npend; i++) {
-		if (!offs_blk_pend[i].children)
+		p = &offs_blk_pend[i];
+		if (!p->children)
 			continue;
 		if (nw < OFFS_BLK_CHILD_WAITS) {
-			w[nw++] = i;
+			w[nw].tgid = p->key.wtgid;
+			w[nw++].pend = i;
 		} else {
 			/* Not looked at: counted as dropped, not counted. */
-			offs_blk_pend[i].children = false;
-			offs_blk_pend[i].key.wrec = NULL;
-			memset(offs_blk_pend[i].wsrec, 0,
-			       sizeof(offs_blk_pend[i].wsrec));
+			p->children = false;
+			p->key.wrec = NULL;
+			memset(p->wsrec, 0, sizeof(p->wsrec));
 			OFFS_STAT_ADD(blocker_dropped, 1);
 		}
 	}
-	for (i = 0; nw && i < n; i++) {
-		if (!out[i].ptgid)
+	if (!nw)
+		return 0;
+	sort(w, nw, sizeof(*w), offs_blk_cwait_cmp, NULL);
+	/* Each leader of the walk: the waits of its parent's process. */
+	for (i = 0; i < n; i++) {
+		if (!out[i].ptgid || out[i].ptgid == out[i].tgid)
 			continue;
-		for (k = 0; k < nw; k++) {
-			p = &offs_blk_pend[w[k]];
-			if (out[i].ptgid != p->key.wtgid ||
-			    out[i].tgid == p->key.wtgid)
-				continue;
+		for (lo = 0, hi = nw; lo < hi; ) {
+			mid = lo + (hi - lo) / 2;
+			if (w[mid].tgid < out[i].ptgid)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (; lo < nw && w[lo].tgid == out[i].ptgid; lo++) {
+			p = &offs_blk_pend[w[lo].pend];
 			c = &offs_blk_kids[nk < OFFS_BLK_CHILD_EDGES ? nk : 0];
 			if (!offs_kh_is_child(snap[i], out[i].tgid,
 					      p->key.wtgid, p->pgrp,
@@ -814,7 +838,7 @@ static unsigned int offs_blk_children(struct task_struct * const *snap,
 				OFFS_STAT_ADD(blocker_dropped, 1);
 				continue;
 			}
-			c->pend = w[k];
+			c->pend = w[lo].pend;
 			c->cidx = i;
 			nk++;
 		}
