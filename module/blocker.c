@@ -78,6 +78,10 @@ const char * const offs_blk_kind_names[OFFS_BK_NR] = {
 	[OFFS_BK_CPU] = "cpu",
 	[OFFS_BK_RWSEM] = "rwsem",
 	[OFFS_BK_RTMUTEX] = "rtmutex",
+	[OFFS_BK_UNIX] = "unix",
+	[OFFS_BK_FLOCK] = "flock",
+	[OFFS_BK_POSIX] = "posix",
+	[OFFS_BK_OFD] = "ofd",
 };
 
 const char * const offs_blk_hstate_names[OFFS_BH_NR] = {
@@ -628,6 +632,56 @@ static void offs_blk_note_klock(struct task_struct *t,
 	offs_blk_add(t, rec, srec, idx, kind, obj, h);
 }
 
+/* A UNIX stream socket: the process at its other end. */
+static void offs_blk_note_peer(struct task_struct *t,
+			       const struct offs_fxwait *fx,
+			       struct offs_rec *rec,
+			       struct offs_rec * const *srec,
+			       unsigned int idx, unsigned long ncsw)
+{
+	struct task_struct *h = offs_kh_peer(t, fx->val);
+
+	if (!h) {
+		OFFS_STAT_ADD(blocker_unknown, 1);
+		return;
+	}
+	if (h == t || offs_task_ran(t, ncsw)) {
+		OFFS_STAT_ADD(blocker_raced, 1);
+		put_task_struct(h);
+		return;
+	}
+	offs_blk_add(t, rec, srec, idx, OFFS_BK_UNIX, fx->val, h);
+}
+
+/* A file lock: the process holding a conflicting one. */
+static void offs_blk_note_flock(struct task_struct *t,
+				const struct offs_fxwait *fx,
+				struct offs_rec *rec,
+				struct offs_rec * const *srec,
+				unsigned int idx, unsigned long ncsw)
+{
+	static const u8 kind[] = {
+		[OFFS_FL_FLOCK] = OFFS_BK_FLOCK, [OFFS_FL_POSIX] = OFFS_BK_POSIX,
+		[OFFS_FL_OFD] = OFFS_BK_OFD,
+	};
+	struct task_struct *h = offs_kh_flock(t, fx);
+
+	if (IS_ERR(h)) {
+		OFFS_STAT_ADD(blocker_read_failed, 1);
+		return;
+	}
+	if (!h) {
+		OFFS_STAT_ADD(blocker_unknown, 1);
+		return;
+	}
+	if (h == t || offs_task_ran(t, ncsw) || fx->fcmd >= ARRAY_SIZE(kind)) {
+		OFFS_STAT_ADD(blocker_raced, 1);
+		put_task_struct(h);
+		return;
+	}
+	offs_blk_add(t, rec, srec, idx, kind[fx->fcmd], fx->val, h);
+}
+
 /*
  * t (counted in rec, and in the sessions' srec[], at snapshot index idx,
  * context-switch count ncsw when captured) waits as fx says: find the
@@ -649,6 +703,12 @@ void offs_blk_note(struct task_struct *t, const struct offs_fxwait *fx,
 		break;
 	case OFFS_FX_KLOCK:
 		offs_blk_note_klock(t, rec, srec, idx, ncsw);
+		break;
+	case OFFS_FX_PEER:
+		offs_blk_note_peer(t, fx, rec, srec, idx, ncsw);
+		break;
+	case OFFS_FX_FLOCK:
+		offs_blk_note_flock(t, fx, rec, srec, idx, ncsw);
 		break;
 	default:
 		offs_blk_note_futex(t, fx, rec, srec, idx, ncsw);

@@ -23,6 +23,10 @@ enum offs_blk_kind {
 	OFFS_BK_CPU,		/* runnable: the thread running on its CPU */
 	OFFS_BK_RWSEM,		/* kernel rw_semaphore held for writing */
 	OFFS_BK_RTMUTEX,	/* kernel rt_mutex (PREEMPT_RT: most locks) */
+	OFFS_BK_UNIX,		/* UNIX stream socket: the peer process */
+	OFFS_BK_FLOCK,		/* flock(2): a conflicting lock's process */
+	OFFS_BK_POSIX,		/* fcntl(2) F_SETLKW: a conflicting lock's */
+	OFFS_BK_OFD,		/* fcntl(2) F_OFD_SETLKW: likewise */
 	OFFS_BK_NR
 };
 
@@ -51,7 +55,8 @@ struct offs_edge_key {
 	struct offs_rec *hrec;		/* the holder's, or NULL */
 	/*
 	 * The futex word; for kind child the OFFS_WAIT_* kind, for cpu the
-	 * CPU, for rwsem and rtmutex the OFFS_KO_* object.
+	 * CPU, for rwsem and rtmutex the OFFS_KO_* object, for unix and the
+	 * file locks the fd.
 	 */
 	unsigned long uaddr;
 	pid_t wtid, wtgid;		/* initial pid namespace */

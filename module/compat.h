@@ -256,6 +256,27 @@ static inline struct cgroup *offs_cgroup_get_from_id(u64 id)
 #define offs_inode_ctime(inode)	((inode)->i_ctime)
 #endif
 
+/*
+ * File locks: struct file_lock's common part is struct file_lock_core in
+ * its own header since 6.9 (member c, fields flc_*), fl_* fields of
+ * struct file_lock in linux/fs.h before.  The granted locks of an inode
+ * hang on its i_flctx lists by OFFS_FL_LIST.
+ */
+#ifdef OFFS_HAVE_FILE_LOCK_CORE
+#include <linux/filelock.h>
+#define OFFS_FL_LIST		c.flc_list
+#define offs_fl_type(fl)	((fl)->c.flc_type)
+#define offs_fl_pid(fl)		((fl)->c.flc_pid)
+#define offs_fl_file(fl)	((fl)->c.flc_file)
+#define offs_fl_owner(fl)	((fl)->c.flc_owner)
+#else
+#define OFFS_FL_LIST		fl_list
+#define offs_fl_type(fl)	((fl)->fl_type)
+#define offs_fl_pid(fl)		((fl)->fl_pid)
+#define offs_fl_file(fl)	((fl)->fl_file)
+#define offs_fl_owner(fl)	((fl)->fl_owner)
+#endif
+
 /* sock_from_file() lost its error argument in 5.12. */
 #ifdef OFFS_HAVE_SOCK_FROM_FILE_1
 #define offs_sock_from_file(file)	sock_from_file(file)

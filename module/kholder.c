@@ -6,6 +6,24 @@
  * run queue's holder (the thread running on the waiter's CPU) needs no
  * lookup and is matched there.
  *
+ * UNIX stream sockets.  A thread reading from (or writing to) a connected
+ * UNIX stream socket waits for the process at its other end: the peer the
+ * socket's credentials name (SO_PEERCRED: the process that connected, or
+ * for a client the one that listened), its main thread standing for it.
+ * Decided at a full capture (one descriptor lookup); the peer is looked up
+ * at each tick the thread still waits.
+ *
+ * File locks.  A thread in flock(2) or fcntl(2) F_SETLKW / F_OFD_SETLKW
+ * waits for a granted lock that conflicts with its request; the request
+ * itself is not reachable from the task (the kernel's blocked-lock lists
+ * are under a lock of its own, not exported), so the inode's granted locks
+ * are searched, under the inode's flc_lock, for one that conflicts (another
+ * open file for flock; another owner and an overlapping range for POSIX
+ * and OFD locks, the range read from the waiter's struct flock).  Its
+ * holder is the process that took it (fl_pid), as /proc/locks says: for a
+ * lock inherited across fork() that may be a process that has gone, then
+ * nobody is named.
+ *
  * Kernel locks.  Which lock a sleeping task waits on is not recorded on a
  * production kernel (task->blocked_on needs CONFIG_DEBUG_MUTEXES), except
  * for rt_mutexes: task->pi_blocked_on, under the task's pi_lock.  On
@@ -26,12 +44,19 @@
 #include <linux/pid_namespace.h>
 #include <linux/uaccess.h>
 #include <linux/wait.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/fcntl.h>
+#include <linux/net.h>
+#include <net/sock.h>
 #include <asm/unistd.h>
 
 #include "offsample.h"
 #include "compat.h"
 #include "blocker.h"
 #include "kholder.h"
+#include "wobj.h"
+#include "ustack.h"
 
 /* waitid()'s id types (include/uapi/linux/wait.h; P_PGID 0: the caller's). */
 #define OFFS_P_ALL	0
@@ -77,6 +102,215 @@ void offs_kh_child_wait(const struct offs_sample *s, struct offs_fxwait *fx)
 	}
 	fx->uaddr = id;
 	fx->cand = OFFS_FX_CHILD;
+}
+
+/* A connected UNIX stream or seqpacket socket's sock, from a file. */
+static struct sock *offs_unix_stream(struct file *file)
+{
+	struct socket *sock;
+	struct sock *sk;
+
+	if (!S_ISSOCK(file_inode(file)->i_mode))
+		return NULL;
+	sock = offs_sock_from_file(file);
+	sk = sock ? sock->sk : NULL;
+	if (!sk || sk->sk_family != AF_UNIX ||
+	    (sk->sk_type != SOCK_STREAM && sk->sk_type != SOCK_SEQPACKET) ||
+	    sock->state != SS_CONNECTED)
+		return NULL;
+	return sk;
+}
+
+void offs_kh_peer_wait(struct task_struct *t, const struct offs_sample *s,
+		       struct offs_fxwait *fx)
+{
+	struct file *file;
+	unsigned int fd;
+
+	if (fx->cand != OFFS_FX_NONE || !s->user)
+		return;
+	switch (s->syscall) {
+	case __NR_read: case __NR_readv: case __NR_recvfrom:
+	case __NR_recvmsg: case __NR_recvmmsg: case __NR_write:
+	case __NR_writev: case __NR_sendto: case __NR_sendmsg:
+	case __NR_sendmmsg:
+		break;
+	default:
+		return;
+	}
+	fd = (unsigned int)s->args[0];
+	file = offs_task_fget(t, fd);
+	if (!file)
+		return;
+	if (offs_unix_stream(file)) {
+		fx->cand = OFFS_FX_PEER;
+		fx->val = fd;
+	}
+	fput(file);
+}
+
+/*
+ * The main thread of the process at the other end of t's UNIX stream
+ * socket fd (referenced), or NULL (closed, no longer such a socket, no
+ * peer process any more).
+ */
+struct task_struct *offs_kh_peer(struct task_struct *t, unsigned int fd)
+{
+	struct task_struct *h = NULL;
+	struct file *file;
+	struct pid *pid = NULL;
+	struct sock *sk;
+
+	file = offs_task_fget(t, fd);
+	if (!file)
+		return NULL;
+	sk = offs_unix_stream(file);
+	if (sk) {
+		/* sk_peer_pid is replaced under it (connect, listen). */
+		spin_lock(&sk->sk_peer_lock);
+		pid = get_pid(sk->sk_peer_pid);
+		spin_unlock(&sk->sk_peer_lock);
+	}
+	fput(file);
+	if (!pid)
+		return NULL;
+	/* A task of a struct pid: RCU-protected. */
+	rcu_read_lock();
+	h = pid_task(pid, PIDTYPE_TGID);
+	if (h)
+		get_task_struct(h);
+	rcu_read_unlock();
+	put_pid(pid);
+	return h;
+}
+
+void offs_kh_flock_wait(const struct offs_sample *s, struct offs_fxwait *fx)
+{
+	unsigned long op;
+
+	if (fx->cand != OFFS_FX_NONE || !s->user)
+		return;
+	if (s->syscall == __NR_flock) {
+		op = s->args[1];
+		if ((op & LOCK_NB) || !(op & (LOCK_SH | LOCK_EX)))
+			return;
+		fx->fcmd = OFFS_FL_FLOCK;
+		fx->uaddr = op & LOCK_EX ? F_WRLCK : F_RDLCK;
+	} else if (s->syscall == __NR_fcntl &&
+		   ((int)s->args[1] == F_SETLKW || (int)s->args[1] == F_OFD_SETLKW)) {
+		fx->fcmd = (int)s->args[1] == F_SETLKW ? OFFS_FL_POSIX : OFFS_FL_OFD;
+		fx->uaddr = s->args[2];
+	} else {
+		return;
+	}
+	fx->val = (u32)s->args[0];
+	fx->cand = OFFS_FX_FLOCK;
+}
+
+/* Granted locks of an inode looked at per lookup. */
+#define OFFS_KH_LOCKS_MAX	256
+
+/*
+ * The byte range and type a POSIX or OFD request asks for, from the
+ * waiter's struct flock (its address space is entered: may sleep).
+ */
+static bool offs_kh_flock_req(struct task_struct *t, unsigned long uaddr,
+			      struct file *file, loff_t *start, loff_t *end,
+			      short *type)
+{
+	struct flock fl;
+	loff_t base;
+
+	if (!offs_uwin_enter_data(t) ||
+	    copy_from_user_nofault(&fl, (void __user *)uaddr, sizeof(fl)))
+		return false;
+	switch (fl.l_whence) {
+	case SEEK_SET:
+		base = 0;
+		break;
+	case SEEK_CUR:
+		base = READ_ONCE(file->f_pos);
+		break;
+	case SEEK_END:
+		base = i_size_read(file_inode(file));
+		break;
+	default:
+		return false;
+	}
+	*start = base + fl.l_start;
+	if (fl.l_len > 0) {
+		*end = *start + fl.l_len - 1;
+	} else if (fl.l_len < 0) {
+		*end = *start - 1;
+		*start += fl.l_len;
+	} else {
+		*end = OFFSET_MAX;
+	}
+	*type = fl.l_type;
+	return *start >= 0 && *start <= *end &&
+	       (fl.l_type == F_RDLCK || fl.l_type == F_WRLCK);
+}
+
+struct task_struct *offs_kh_flock(struct task_struct *t,
+				  const struct offs_fxwait *fx)
+{
+	struct file_lock_context *ctx;
+	struct task_struct *h = NULL;
+	loff_t start = 0, end = OFFSET_MAX;
+	struct file_lock *fl;
+	struct file *file;
+	struct list_head *head;
+	void *owner;
+	short type;
+	pid_t pid = 0;
+	int n = 0;
+
+	file = offs_task_fget(t, fx->val);
+	if (!file)
+		return NULL;
+	/* A POSIX lock is its process's (files table), flock's and OFD its file's. */
+	owner = fx->fcmd == OFFS_FL_POSIX ? (void *)READ_ONCE(t->files) :
+					    (void *)file;
+	type = fx->uaddr;
+	if (fx->fcmd != OFFS_FL_FLOCK &&
+	    !offs_kh_flock_req(t, fx->uaddr, file, &start, &end, &type)) {
+		fput(file);
+		return ERR_PTR(-EFAULT);
+	}
+	/* As locks_inode_context(): set once, then stays. */
+	ctx = smp_load_acquire(&file_inode(file)->i_flctx);
+	if (ctx) {
+		head = fx->fcmd == OFFS_FL_FLOCK ? &ctx->flc_flock : &ctx->flc_posix;
+		/* The granted locks; spin_lock only (not _irq): no IRQ takes it. */
+		spin_lock(&ctx->flc_lock);
+		list_for_each_entry(fl, head, OFFS_FL_LIST) {
+			if (++n > OFFS_KH_LOCKS_MAX)
+				break;
+			if (offs_fl_type(fl) != F_WRLCK && type != F_WRLCK)
+				continue;	/* two readers */
+			if (fx->fcmd == OFFS_FL_FLOCK ?
+			    offs_fl_file(fl) == owner : offs_fl_owner(fl) == owner)
+				continue;	/* the waiter's own */
+			if (fx->fcmd != OFFS_FL_FLOCK &&
+			    (fl->fl_end < start || fl->fl_start > end))
+				continue;
+			pid = offs_fl_pid(fl);
+			break;
+		}
+		spin_unlock(&ctx->flc_lock);
+	}
+	fput(file);
+	if (pid <= 0)
+		return NULL;
+	/* The pid hash and a pid's tasks: RCU-protected. */
+	rcu_read_lock();
+	h = pid_task(find_pid_ns(pid, &init_pid_ns), PIDTYPE_TGID);
+	if (h == t->group_leader && fx->fcmd == OFFS_FL_POSIX)
+		h = NULL;	/* its own process: not a conflict */
+	if (h)
+		get_task_struct(h);
+	rcu_read_unlock();
+	return h;
 }
 
 /*

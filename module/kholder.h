@@ -23,6 +23,17 @@ bool offs_kh_is_child(const struct task_struct *was, pid_t tgid, pid_t ptgid,
  * -EBUSY (could not be looked at now).  *kind (OFFS_BK_*) and *obj
  * (OFFS_KO_*) say which lock.
  */
+void offs_kh_peer_wait(struct task_struct *t, const struct offs_sample *s,
+		       struct offs_fxwait *fx);
+struct task_struct *offs_kh_peer(struct task_struct *t, unsigned int fd);
+void offs_kh_flock_wait(const struct offs_sample *s, struct offs_fxwait *fx);
+/*
+ * The process holding a lock that conflicts with what t waits for as fx
+ * says (its main thread, referenced), NULL if none is found, or an
+ * ERR_PTR (-EFAULT: the request could not be read).
+ */
+struct task_struct *offs_kh_flock(struct task_struct *t,
+				  const struct offs_fxwait *fx);
 int offs_kh_klock(struct task_struct *t, struct task_struct **owner,
 		  u8 *kind, u8 *obj);
 

@@ -376,6 +376,12 @@ static void offs_stacks_show_object(struct seq_file *m,
 	case OFFS_BK_CPU:
 		seq_printf(m, "\tobject=cpu%lu", k->uaddr);
 		return;
+	case OFFS_BK_UNIX:
+	case OFFS_BK_FLOCK:
+	case OFFS_BK_POSIX:
+	case OFFS_BK_OFD:
+		seq_printf(m, "\tobject=fd%lu", k->uaddr);
+		return;
 	case OFFS_BK_RWSEM:
 	case OFFS_BK_RTMUTEX:
 		/* A kernel lock: named, never its address. */

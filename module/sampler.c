@@ -45,6 +45,7 @@
 #include "ustack.h"
 #include "wobj.h"
 #include "blocker.h"
+#include "kholder.h"
 #include "cgroup.h"
 #include "oncpu.h"
 #include "pin.h"
@@ -393,6 +394,10 @@ static void offs_visit(unsigned int idx, unsigned int max_depth,
 				       sizeof(offs_wobj_buf), &s.wobj_addr))
 			s.wobj_str = offs_wobj_buf;
 		offs_blk_fxwait(&s, &s.fx);
+		/* A runnable thread waits for a CPU, not for its peer. */
+		if (pin == OFFS_PIN_BLOCKED)
+			offs_kh_peer_wait(t, &s, &s.fx);
+		offs_kh_flock_wait(&s, &s.fx);
 		/* A Python thread waiting for the GIL: the GIL is the lock. */
 		offs_pystack_gil_wait(&s, &s.fx);
 		if (s.fx.cand == OFFS_FX_GIL && s.wobj_str) {

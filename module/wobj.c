@@ -145,7 +145,7 @@ static void offs_describe_sock(struct file *file, char *buf, size_t len)
  * (iterate_fd() scans from fd to the next open descriptor: up to the whole
  * table, a million slots, under the files lock, when fd was closed.)
  */
-static struct file *offs_task_fget(struct task_struct *t, unsigned int fd)
+struct file *offs_task_fget(struct task_struct *t, unsigned int fd)
 {
 	struct files_struct *files;
 	struct file *file = NULL;

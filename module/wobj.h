@@ -19,7 +19,11 @@ struct offs_wobj {
 /* The longest description the sampler asks for (with its NUL). */
 #define OFFS_WOBJ_MAX		512
 
+struct file;
+struct task_struct;
+
 const char *offs_syscall_name(long nr);
+struct file *offs_task_fget(struct task_struct *t, unsigned int fd);
 u64 offs_wobj_unit_cost(void);
 bool offs_wobj_describe(struct task_struct *t, const struct offs_sample *s,
 			char *buf, size_t len, struct offs_wobj_addr *addr);

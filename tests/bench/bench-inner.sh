@@ -44,7 +44,8 @@
 #
 # Sizes and loop counts come from the environment (BENCH_*; defaults
 # below, smaller ones with BENCH_QUICK=1).  BENCH_SECTIONS selects
-# sections ("tick model pipe read cfi blockers oncpu python" by default).
+# sections ("tick model pipe read cfi blockers waitfor oncpu python" by
+# default).
 set -u
 OUT=${1:?usage: bench-inner.sh OUTDIR}
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
@@ -71,7 +72,7 @@ else
 	d_pipe_threads=2000; d_pipe_loops=20000; d_pipe_rounds=7
 	d_read_sizes="100 10000"; d_reads=5; d_profile_secs=8; d_py_threads=1000
 fi
-SECTIONS=${BENCH_SECTIONS:-tick model pipe read cfi blockers oncpu python}
+SECTIONS=${BENCH_SECTIONS:-tick model pipe read cfi blockers waitfor oncpu python}
 PY_THREADS=${BENCH_PY_THREADS:-$d_py_threads}
 PY_DEPTH=${BENCH_PY_DEPTH:-10}
 PY_BIN=${BENCH_PY_BIN:-/usr/bin/python3}
@@ -539,6 +540,34 @@ if [[ " $SECTIONS " == *" blockers "* ]]; then
 		done
 		sleepers_stop
 	fi
+fi
+
+# ---------------------------------------------------------------- waitfor
+# The cost of naming who holds up threads that wait in the kernel (a
+# child, mmap_lock, a UNIX socket's peer, a file lock, a CPU):
+# build/offsample-waitfor (tests/workload/offsample-waitfor.c), warm ticks
+# with blockers=1 and blockers=0.
+if [[ " $SECTIONS " == *" waitfor "* ]]; then
+	log "waitfor: kernel waits with holders"
+	cmd waitfor "$TOP/build/offsample-waitfor"
+	"$TOP/build/offsample-waitfor" > "$OUT/waitfor.out" 2>&1 &
+	wf=$!
+	for _ in $(seq 1 600); do
+		grep -qx ready "$OUT/waitfor.out" 2>/dev/null && break
+		kill -0 "$wf" 2>/dev/null || break
+		sleep 0.1
+	done
+	if grep -qx ready "$OUT/waitfor.out" 2>/dev/null; then
+		for mode in on off; do
+			b=$([ $mode = on ] && echo 1 || echo 0)
+			log "waitfor: warm ticks, blockers=$b"
+			tick_window "wf-warm-$mode" "$TICKS_WARM" blockers=$b
+		done
+	else
+		log "waitfor: the workload did not start; section skipped"
+	fi
+	kill "$wf" 2>/dev/null || true
+	wait "$wf" 2>/dev/null || true
 fi
 
 # ---------------------------------------------------------------- oncpu

@@ -171,7 +171,7 @@ fi
 # A run of some sections only does not replace the full report either.
 # (Each section on its own: one pattern for all of them cannot match
 # neighbours, whose separating space both would need.)
-all_sections="tick model pipe read cfi blockers oncpu python"
+all_sections="tick model pipe read cfi blockers waitfor oncpu python"
 partial=0
 for sec in $all_sections; do
 	case " ${BENCH_SECTIONS:-$all_sections} " in

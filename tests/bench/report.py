@@ -537,6 +537,23 @@ class Bench:
             return None
         return res
 
+    # ---- waitfor
+    def waitfor(self):
+        res = {}
+        for mode in ('on', 'off'):
+            d = self.delta('wf-warm-%s' % mode)
+            if not d or not d.get('threads_visited') or not d.get('ticks'):
+                res[mode] = None
+                continue
+            res[mode] = dict(tick_costs(d), **{
+                'looked': d.get('blocker_looked', 0),
+                'found': d.get('blocker_found', 0),
+                'blk_ns': d.get('blocker_ns_total', 0),
+            })
+        if res['on'] is None and res['off'] is None:
+            return None
+        return res
+
     # ---- python
     def python(self):
         res = {'threads': int(self.env.get('py_threads', 0) or 0),
@@ -609,7 +626,7 @@ def main():
         json.dump(results(b, r), sys.stdout, indent=1, default=str)
         return
     write_md(b, r['tick'], r['pipe'], r['read'], rawdir, r['cfi'], r['blockers'],
-             r['oncpu'], r['model'], see_also, r['python'])
+             r['oncpu'], r['model'], see_also, r['python'], r['waitfor'])
     if aa:
         b2 = Bench(aa)
         write_aa(results(b, r), results(b2, sections(b2)), aa)
@@ -619,7 +636,7 @@ def sections(b):
     """Every section's figures of a run, each read from its raw files once."""
     return {'tick': b.tick(), 'pipe': b.pipe(), 'read': b.read(), 'cfi': b.cfi(),
             'blockers': b.blockers(), 'oncpu': b.oncpu(), 'model': b.model(),
-            'python': b.python()}
+            'python': b.python(), 'waitfor': b.waitfor()}
 
 
 def results(b, r):
@@ -709,7 +726,7 @@ def write_aa(ra, rb, aa_dir):
 
 
 def write_md(b, tick, pipe, read, rawdir, cfi=None, blk=None, onc=None, model=None,
-             see_also=(), py=None):
+             see_also=(), py=None, wf=None):
     env, host = b.env, b.host
     w = sys.stdout.write
     quick = env.get('quick') == '1'
@@ -1237,6 +1254,30 @@ def write_md(b, tick, pipe, read, rawdir, cfi=None, blk=None, onc=None, model=No
                   % (temp.capitalize(), fmt_x(on['tick'] / max(off['tick'], 1)),
                      fmt_ns((on['tick'] - off['tick']) / blk['threads'])))
         w('\n\n')
+    if wf:
+        w('### Waits in the kernel\n\n'
+          '`build/offsample-waitfor` (tests/workload/offsample-waitfor.c): threads\n'
+          'waiting for a child, for `mmap_lock`, for a UNIX socket\'s peer, for\n'
+          'file locks; warm ticks with `blockers=1` and `blockers=0`.\n\n')
+        w('| blockers | threads visited / tick | tick wall | sampler CPU / tick | waits looked up / found, per tick | time in lookups, per wait |\n'
+          '|---|---:|---:|---:|---:|---:|\n')
+        for mode in ('on', 'off'):
+            m = wf.get(mode)
+            if not m:
+                continue
+            per = m['blk_ns'] / m['looked'] if m['looked'] else 0
+            w('| %s | %s | %s | %s | %s / %s | %s |\n'
+              % ('1' if mode == 'on' else '0', fmt_int(m['visited'] / m['ticks']),
+                 fmt_ns(m['tick']), fmt_ns(m['cpu_tick']),
+                 '%.1f' % (m['looked'] / m['ticks']), '%.1f' % (m['found'] / m['ticks']),
+                 fmt_ns(per) if m['looked'] else '-'))
+        on, off = wf.get('on'), wf.get('off')
+        if on and off and on['looked']:
+            w('\nThe tick costs %s with `blockers=1`; the difference per wait looked\n'
+              'up is %s.\n'
+              % (fmt_x(on['tick'] / max(off['tick'], 1)),
+                 fmt_ns((on['tick'] - off['tick']) / (on['looked'] / on['ticks']))))
+        w('\n')
 
     # ---- g. on-CPU samples
     if onc:

@@ -29,6 +29,7 @@ capture() {
 	echo "$pid" > "$d/$1.pid"
 	wait_line "$out" '^ready$' 600 "$pid" > /dev/null
 	ps -eo pid,ppid,pgid,comm > "$d/$1.ps"
+	cat /proc/locks > "$d/$1.locks"
 	cat $P/drain > /dev/null
 	sleep 3
 	cat $P/drain > "$d/$1.raw"
@@ -164,6 +165,52 @@ ticks() {
 	[ "$bad" -eq 0 ]
 	# Two of three spinners wait at any time, for about as many ticks.
 	[ "$n" -ge "$(ticks spin)" ]
+}
+
+@test "UNIX stream socket: each end waits for the process at the other; two that wait for each other are a cycle" {
+	local srv cli
+	srv=$(tid_of wait wf-usrv)
+	cli=$(tid_of wait wf-ucli)
+	run -0 edges wait "$cli"
+	assert_line --regexp "^unix fd[0-9]+ $srv sampled [0-9]+ [0-9]+\$"
+	run -0 edges wait "$srv"
+	assert_line --regexp "^unix fd[0-9]+ $cli sampled [0-9]+ [0-9]+\$"
+	# A deadlock of two processes: the chain closes, the picture is red.
+	run -0 "$OFFS" blockers --no-symbolize "$BATS_FILE_TMPDIR/wait.stacks"
+	assert_line --regexp "^samples=[0-9]+ waiter=$cli .* kind=unix object=fd[0-9]+ holder=$srv hname=wf-usrv hwhat=[a-z]+ chain=$cli>$srv>$cli>cycle "
+	run -0 "$OFFS" blockers --dot --no-symbolize "$BATS_FILE_TMPDIR/wait.stacks"
+	assert_line --regexp "^	\"t$cli\" -> \"t$srv\" \\[label=\"unix [0-9.]+ s\", color=\"#c0392b\""
+}
+
+# locks_holder PID: the process holding the lock that PID's blocked
+# request waits for, as /proc/locks says ("N: -> ..." under lock N).
+locks_holder() {
+	awk -v p="$1" '$2 == "->" && $6 == p { want = $1 }
+		$2 != "->" { holder[$1] = $5 }
+		END { if (want != "") print holder[want] }' "$BATS_FILE_TMPDIR/wait.locks"
+}
+
+@test "file locks (flock, POSIX, OFD): the process holding the conflicting lock, as /proc/locks says" {
+	local flk_h flk_w plk_h plk_w ofd_w
+	flk_h=$(tid_of wait wf-flk-h)
+	flk_w=$(tid_of wait wf-flk-w)
+	plk_h=$(tid_of wait wf-plk-h)
+	plk_w=$(tid_of wait wf-plk-w)
+	ofd_w=$(tid_of wait wf-ofd-w)
+	# The kernel's own account: who blocks whom.
+	[ "$(locks_holder "$flk_w")" = "$flk_h" ]
+	[ "$(locks_holder "$plk_w")" = "$plk_h" ]
+	run -0 edges wait "$flk_w"
+	assert_output --regexp "^flock fd[0-9]+ $flk_h sampled [0-9]+ [0-9]+\$"
+	run -0 edges wait "$plk_w"
+	assert_output --regexp "^posix fd[0-9]+ $plk_h sampled [0-9]+ [0-9]+\$"
+	# An OFD read lock on bytes 0-9 conflicts with the POSIX write lock
+	# on 0-99 (/proc/locks numbers OFD requests -1: no pid to compare).
+	run -0 edges wait "$ofd_w"
+	assert_output --regexp "^ofd fd[0-9]+ $plk_h sampled [0-9]+ [0-9]+\$"
+	# wf-plk-x's range did not conflict: it holds its lock and sleeps.
+	run -0 edges wait "$(tid_of wait wf-plk-x)"
+	assert_output ''
 }
 
 @test "the statistics count the lookups; offsample blockers shows the chain" {

@@ -143,15 +143,17 @@ setup() {
 # B (2) 10 times and 4 times for a thread running unsampled; B waits for
 # C (3), running; P (6) waits for any of its children K1 (4) and K2 (5),
 # doing I/O; D (7) and E (8) wait for each other; Q (9) waits for S (10),
-# which sleeps.
+# which sleeps; X (11) waits for L (12), a lock holder queued for the CPU
+# that R (13) runs on.
 waits_input() {
 	local r=1 e
 	printf '%s\n' '# offsample stacks v4' '# source: drain' '# hostname: h' '# start: 1700000000.000' \
-		'# duration: 1.000' '# hz: 10' '# samples: 104' '# records: 10' '# blockers: 8' '# key: comm,pid,tid' \
+		'# duration: 1.000' '# hz: 10' '# samples: 134' '# records: 13' '# blockers: 10' '# key: comm,pid,tid' \
 		'# columns: count reason state pid tid comm tname kstack ustack wobj cgroup critical'
 	for e in 'lock S 10 11 a a_wait' 'lock S 10 12 a b_wait' 'cpu R 10 13 a c_run' \
 		 'io D 20 21 k1 k1_read' 'io D 22 22 k2 k2_read' 'ipc S 23 23 p p_wait' \
-		 'lock S 30 31 d d_wait' 'lock S 30 32 d e_wait' 'lock S 40 41 q q_wait' 'sleep S 40 42 q s_sleep'; do
+		 'lock S 30 31 d d_wait' 'lock S 30 32 d e_wait' 'lock S 40 41 q q_wait' 'sleep S 40 42 q s_sleep' \
+		 'lock S 50 51 x x_wait' 'sched R 50 52 x l_preempted' 'cpu R 60 61 r r_spin'; do
 		set -- $e
 		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\tschedule\t%s;main\t-\t/\t%s\n' "$([ $r = 1 ] && echo 14 || echo 10)" \
 			"$1" "$2" "$3" "$4" "$5" "$5" "$6" \
@@ -159,7 +161,8 @@ waits_input() {
 		r=$((r + 1))
 	done
 	for e in '1 2 11 12 mutex' '2 3 12 13 mutex' '6 4 23 21 child' '6 5 23 22 child' \
-		 '7 8 31 32 mutex' '8 7 32 31 mutex' '9 10 41 42 mutex'; do
+		 '7 8 31 32 mutex' '8 7 32 31 mutex' '9 10 41 42 mutex' \
+		 '11 12 51 52 mutex' '12 13 52 61 cpu'; do
 		set -- $e
 		printf '# blocker: samples=10\tkind=%s\tobject=-\twaiter=%s\twpid=-\twname=w\twrec=%s\tholder=%s\thpid=-\thcomm=-\thname=h\thstate=sampled\threc=%s\n' \
 			"$5" "$3" "$1" "$4" "$2"
@@ -173,11 +176,14 @@ waits_input() {
 	run -0 "$OFFS" critical --by waits --no-symbolize --no-comm "$T/w.stacks"
 	# C's running code frees A and B (10 + 10); each child half of P's
 	# wait; B passed everything on; the deadlock (D, E) and the sleeper
-	# (S) are no code's to speed up.
+	# (S) are no code's to speed up; the preempted holder L keeps X's
+	# wait, R gets L's own wait for the CPU.
 	assert_equal "${lines[0]}" $'20\tmain;c_run;schedule'
+	assert_line $'10\tmain;l_preempted;schedule'
+	assert_line $'10\tmain;r_spin;schedule'
 	assert_line $'5\tmain;k1_read;schedule'
 	assert_line $'5\tmain;k2_read;schedule'
-	[ "${#lines[@]}" -eq 3 ]
+	[ "${#lines[@]}" -eq 5 ]
 	# both (the default): plus GAPP's 1.5 on C; gapp: only that.
 	run -0 "$OFFS" critical --no-symbolize --no-comm "$T/w.stacks"
 	assert_equal "${lines[0]}" $'21.5\tmain;c_run;schedule'

@@ -18,6 +18,14 @@
  *               and touches a page of another mapping (madvise(), a page
  *               fault: mmap_lock for reading; readers do not spin on a
  *               writer since 5.19, they sleep);
+ *   wf-usrv, wf-ucli (processes): a UNIX stream socket between them, each
+ *               reading from it, waiting for the other to write: a
+ *               deadlock of two processes;
+ *   wf-flk-h holds flock(LOCK_EX) on a file wf-flk-w waits to lock;
+ *               wf-plk-h holds a POSIX write lock on bytes 0-99 of
+ *               another, wf-plk-w waits for bytes 50-149, wf-ofd-w (an
+ *               OFD read lock) for bytes 0-9, and wf-plk-x took bytes
+ *               200-299 (no conflict) and sleeps;
  *   with --spin, only wf-spin (process, three threads on CPU 1): each
  *               waits in the run queue for the one running;
  *   with --mixed, only wf-lock (process, eight threads wf-locker taking
@@ -32,11 +40,16 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/file.h>
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -217,6 +230,124 @@ static void mm(const char *n)
 		pause();
 }
 
+/* An abstract UNIX socket address of this run. */
+static socklen_t usock(struct sockaddr_un *a, pid_t main_pid)
+{
+	memset(a, 0, sizeof(*a));
+	a->sun_family = AF_UNIX;
+	snprintf(a->sun_path + 1, sizeof(a->sun_path) - 1, "offsample-waitfor-%d", (int)main_pid);
+	return offsetof(struct sockaddr_un, sun_path) + 1 + strlen(a->sun_path + 1);
+}
+
+/*
+ * wf-usrv: listens (the peer its client's credentials name is who
+ * listened), accepts one client and reads: it waits for the client.
+ */
+static void usrv(const char *n)
+{
+	struct sockaddr_un a;
+	socklen_t len = usock(&a, getppid());
+	char b;
+	int l, c;
+
+	name(n);
+	l = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (l < 0 || bind(l, (struct sockaddr *)&a, len) || listen(l, 1)) {
+		perror("offsample-waitfor: listen");
+		_exit(1);
+	}
+	c = accept(l, NULL, NULL);
+	if (c < 0) {
+		perror("offsample-waitfor: accept");
+		_exit(1);
+	}
+	while (read(c, &b, 1) < 0 && errno == EINTR)
+		;
+	_exit(0);
+}
+
+/* wf-ucli: connects and reads: it waits for the server. */
+static void ucli(const char *n)
+{
+	struct sockaddr_un a;
+	socklen_t len = usock(&a, getppid());
+	char b;
+	int s, i;
+
+	name(n);
+	s = socket(AF_UNIX, SOCK_STREAM, 0);
+	/* wf-usrv may not listen yet: up to 10 s. */
+	for (i = 0; s >= 0 && connect(s, (struct sockaddr *)&a, len) && i < 100; i++)
+		usleep(100000);
+	if (s < 0 || i == 100) {
+		perror("offsample-waitfor: connect");
+		_exit(1);
+	}
+	while (recv(s, &b, 1, 0) < 0 && errno == EINTR)
+		;
+	_exit(0);
+}
+
+static char flk_path[64], plk_path[64];
+
+static int open_lock_file(const char *path)
+{
+	int fd = open(path, O_RDWR | O_CREAT, 0600);
+
+	if (fd < 0) {
+		perror("offsample-waitfor: open");
+		_exit(1);
+	}
+	return fd;
+}
+
+static void flk(const char *n)
+{
+	int fd;
+
+	name(n);
+	fd = open_lock_file(flk_path);
+	if (flock(fd, LOCK_EX))
+		perror("offsample-waitfor: flock");
+	for (;;)
+		pause();
+}
+
+/* A POSIX (or OFD) lock of TYPE on [start, start + len), waiting. */
+static void plk_take(const char *n, int cmd, short type, off_t start, off_t len)
+{
+	struct flock fl = { .l_type = type, .l_whence = SEEK_SET,
+			    .l_start = start, .l_len = len };
+	int fd;
+
+	name(n);
+	fd = open_lock_file(plk_path);
+	while (fcntl(fd, cmd, &fl) < 0 && errno == EINTR)
+		;
+	for (;;)
+		pause();
+}
+
+static void plk_h(const char *n)
+{
+	plk_take(n, F_SETLK, F_WRLCK, 0, 100);
+}
+
+static void plk_w(const char *n)
+{
+	plk_take(n, F_SETLKW, F_WRLCK, 50, 100);
+}
+
+static void plk_x(const char *n)
+{
+	plk_take(n, F_SETLKW, F_WRLCK, 200, 100);
+}
+
+static void ofd_w(const char *n)
+{
+	plk_take(n, F_OFD_SETLKW, F_RDLCK, 0, 10);
+}
+
 static void *spin(void *arg)
 {
 	volatile unsigned long n = 0;
@@ -323,6 +454,20 @@ int main(int argc, char **argv)
 		child(anywait, "wf-anywait");
 		child(grpwait, "wf-grpwait");
 		child(mm, "wf-mm");
+		child(usrv, "wf-usrv");
+		child(ucli, "wf-ucli");
+		snprintf(flk_path, sizeof(flk_path), "/tmp/offsample-waitfor-%d.flock", (int)getpid());
+		snprintf(plk_path, sizeof(plk_path), "/tmp/offsample-waitfor-%d.posix", (int)getpid());
+		child(flk, "wf-flk-h");
+		child(plk_h, "wf-plk-h");
+		sleep(1);	/* the holders hold */
+		child(flk, "wf-flk-w");
+		child(plk_w, "wf-plk-w");
+		child(ofd_w, "wf-ofd-w");
+		child(plk_x, "wf-plk-x");
+		sleep(1);	/* everyone has the files open */
+		unlink(flk_path);
+		unlink(plk_path);
 	}
 	sleep(3);			/* everyone waits by now */
 	printf("ready\n");

@@ -201,8 +201,11 @@ sub cmd_blockers {
 # that waits all the time thus passes everything on to the root of the
 # chain; one that waits for any of k children splits it k ways.  Weight
 # that comes back to a record on its own path (a cycle: a deadlock)
-# stays where the cycle closes; chains longer than 16 stop there.
-# Weight is kept only on records of threads that run or work: reasons
+# stays where the cycle closes; chains longer than 16 stop there.  Weight
+# never moves on along a run-queue wait (kind cpu): a lock holder that was
+# preempted keeps its waiters' samples on its own code (the thread
+# running on its CPU gets the holder's own run-queue samples, as any
+# thread queued behind it gives).  Weight is kept only on records of threads that run or work: reasons
 # cpu, sched, io and fault.  Weight that ends on a thread waiting for
 # something outside the host or the graph (a timer, the network, a
 # terminal, a lock with no known holder, a deadlock) is no code's to
@@ -217,7 +220,7 @@ sub wait_weights {
 		for my $e (@{$g->{edges} // []}) {
 			my $wr = $recs{$g}{$e->{wrec} // '-'} or next;
 			my $hr = $recs{$g}{$e->{hrec} // '-'};
-			push @{$out{$wr}}, [$hr, $e->{samples}];
+			push @{$out{$wr}}, [$hr, $e->{samples}, $e->{kind} // '?'];
 		}
 	}
 	my %den;
@@ -238,9 +241,13 @@ sub wait_weights {
 		my $left = $x;
 		local $path->{$r} = 1;
 		for my $e (@$edges) {
-			my ($h, $m) = @$e;
+			my ($h, $m, $kind) = @$e;
 			my $part = $x * $m / $n;
 			next unless $h;	# no record: it stays here
+			# A holder queued for a CPU keeps what it received: its
+			# code is what its waiters wait for (the thread on that
+			# CPU gets the holder's own run-queue samples).
+			next if $kind eq 'cpu';
 			$left -= $part;
 			if ($path->{$h}) {
 				$w{$h} += $part;	# a cycle closes
@@ -320,7 +327,8 @@ sub cmd_waitcrit {
 # of one) and the edges between them are red.
 my %KCOLOR = (mutex => '#1f4e79', robust => '#1f4e79', pi => '#1f4e79', rwlock => '#1f4e79',
 	      gil => '#2e86c1', child => '#27ae60', cpu => '#e67e22', rwsem => '#8e44ad',
-	      rtmutex => '#8e44ad');
+	      rtmutex => '#8e44ad', unix => '#16a085', flock => '#7d6608', posix => '#7d6608',
+	      ofd => '#7d6608');
 
 sub dq {	# a DOT string: quotes and backslashes escaped
 	my $s = shift // '-';

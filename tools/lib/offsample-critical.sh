@@ -26,7 +26,9 @@ waits  The waiting it caused (the idea of wPerf, Zhou et al., OSDI 2018,
        samples and edges of m1, m2 ... samples, holder i gets the share
        mi / max(n, m1 + m2 + ...), the rest stays.  So a chain of
        waiters ends on the code at its root, and a wait for any of k
-       children is split k ways.  Weight counts only where it ends on a
+       children is split k ways.  Received weight never moves on along
+       a run-queue wait (kind cpu): a preempted lock holder keeps its
+       waiters' samples on its own code.  Weight counts only where it ends on a
        thread that runs or works (reason cpu, sched, io or fault): a
        chain that ends in a sleep, a network or terminal read, a lock
        with no known holder or a deadlock is no code's to speed up
