@@ -9,7 +9,10 @@
  * UNIX stream sockets.  A thread reading from (or writing to) a connected
  * UNIX stream socket waits for the process at its other end: the peer the
  * socket's credentials name (SO_PEERCRED: the process that connected, or
- * for a client the one that listened), its main thread standing for it.
+ * for a client the one that called listen(): with a pre-forking server or
+ * socket activation that is the master or init, not the worker; for a
+ * socketpair() its creator), its main thread standing for it.  A peer of
+ * the waiter's own process names nobody.
  * Decided at a full capture (one descriptor lookup); the peer is looked up
  * at each tick the thread still waits.
  *
@@ -20,9 +23,11 @@
  * are searched, under the inode's flc_lock, for one that conflicts (another
  * open file for flock; another owner and an overlapping range for POSIX
  * and OFD locks, the range read from the waiter's struct flock).  Its
- * holder is the process that took it (fl_pid), as /proc/locks says: for a
- * lock inherited across fork() that may be a process that has gone, then
- * nobody is named.
+ * holder is the process that took it (fl_pid), as /proc/locks says, if it
+ * still holds it: for a POSIX lock its files table is the lock's owner,
+ * for a flock or OFD lock (the open file's) it has the file open among its
+ * first 1,024 descriptors; a lock whose taker has gone (its pid perhaps
+ * reused) names nobody.  Up to four conflicting locks are tried.
  *
  * Kernel locks.  Which lock a sleeping task waits on is not recorded on a
  * production kernel (task->blocked_on needs CONFIG_DEBUG_MUTEXES), except
@@ -45,7 +50,9 @@
 #include <linux/uaccess.h>
 #include <linux/wait.h>
 #include <linux/file.h>
+#include <linux/fdtable.h>
 #include <linux/fs.h>
+#include <linux/overflow.h>
 #include <linux/fcntl.h>
 #include <linux/net.h>
 #include <net/sock.h>
@@ -116,7 +123,7 @@ static struct sock *offs_unix_stream(struct file *file)
 	sk = sock ? sock->sk : NULL;
 	if (!sk || sk->sk_family != AF_UNIX ||
 	    (sk->sk_type != SOCK_STREAM && sk->sk_type != SOCK_SEQPACKET) ||
-	    sock->state != SS_CONNECTED)
+	    READ_ONCE(sock->state) != SS_CONNECTED)
 		return NULL;
 	return sk;
 }
@@ -177,6 +184,9 @@ struct task_struct *offs_kh_peer(struct task_struct *t, unsigned int fd)
 	/* A task of a struct pid: RCU-protected. */
 	rcu_read_lock();
 	h = pid_task(pid, PIDTYPE_TGID);
+	/* Its own process (a socketpair's creator, say): nobody else named. */
+	if (h && same_thread_group(h, t))
+		h = NULL;
 	if (h)
 		get_task_struct(h);
 	rcu_read_unlock();
@@ -237,12 +247,16 @@ static bool offs_kh_flock_req(struct task_struct *t, unsigned long uaddr,
 	default:
 		return false;
 	}
-	*start = base + fl.l_start;
+	/* As the kernel turns a struct flock into a range, overflow checked. */
+	if (check_add_overflow(base, (loff_t)fl.l_start, start) || *start < 0)
+		return false;
 	if (fl.l_len > 0) {
-		*end = *start + fl.l_len - 1;
+		if (check_add_overflow(*start, (loff_t)fl.l_len - 1, end))
+			return false;
 	} else if (fl.l_len < 0) {
 		*end = *start - 1;
-		*start += fl.l_len;
+		if (check_add_overflow(*start, (loff_t)fl.l_len, start))
+			return false;
 	} else {
 		*end = OFFSET_MAX;
 	}
@@ -251,9 +265,72 @@ static bool offs_kh_flock_req(struct task_struct *t, unsigned long uaddr,
 	       (fl.l_type == F_RDLCK || fl.l_type == F_WRLCK);
 }
 
+/* Descriptors of a holder looked at for the locked file (flock, OFD). */
+#define OFFS_KH_FDS_MAX		1024
+
+/*
+ * Whether h's process has file open among its first OFFS_KH_FDS_MAX
+ * descriptors: a flock or OFD lock belongs to its open file, which may
+ * outlive the process that took it (and its pid be reused).
+ */
+static bool offs_kh_has_file(struct task_struct *h, struct file *file)
+{
+	struct files_struct *files;
+	unsigned int fd;
+	bool found = false;
+
+	/* As offs_task_fget(): the task lock for ->files, then its lock. */
+	task_lock(h);
+	files = h->files;
+	if (files) {
+		spin_lock(&files->file_lock);
+		for (fd = 0; fd < OFFS_KH_FDS_MAX && !found; fd++)
+			found = files_lookup_fd_locked(files, fd) == file;
+		spin_unlock(&files->file_lock);
+	}
+	task_unlock(h);
+	return found;
+}
+
+/* A conflicting lock, as read under flc_lock. */
+struct offs_kh_lock {
+	pid_t pid;
+	void *owner;		/* POSIX: the owner's files table */
+	struct file *file;	/* flock, OFD: only compared */
+};
+
+#define OFFS_KH_CANDS		4
+
+/*
+ * The process of a conflicting lock, if it still is the one that took it
+ * (referenced), else NULL.
+ */
+static struct task_struct *offs_kh_lock_holder(struct task_struct *t,
+					       const struct offs_fxwait *fx,
+					       const struct offs_kh_lock *c)
+{
+	struct task_struct *h;
+
+	/* The pid hash and a pid's tasks: RCU-protected. */
+	rcu_read_lock();
+	h = pid_task(find_pid_ns(c->pid, &init_pid_ns), PIDTYPE_TGID);
+	/* A POSIX lock's owner is its process's files table. */
+	if (h && fx->fcmd == OFFS_FL_POSIX && READ_ONCE(h->files) != c->owner)
+		h = NULL;
+	if (h)
+		get_task_struct(h);
+	rcu_read_unlock();
+	if (h && fx->fcmd != OFFS_FL_POSIX && !offs_kh_has_file(h, c->file)) {
+		put_task_struct(h);
+		h = NULL;
+	}
+	return h;
+}
+
 struct task_struct *offs_kh_flock(struct task_struct *t,
 				  const struct offs_fxwait *fx)
 {
+	struct offs_kh_lock cand[OFFS_KH_CANDS];
 	struct file_lock_context *ctx;
 	struct task_struct *h = NULL;
 	loff_t start = 0, end = OFFSET_MAX;
@@ -262,8 +339,7 @@ struct task_struct *offs_kh_flock(struct task_struct *t,
 	struct list_head *head;
 	void *owner;
 	short type;
-	pid_t pid = 0;
-	int n = 0;
+	int n = 0, nc = 0, i;
 
 	file = offs_task_fget(t, fx->val);
 	if (!file)
@@ -284,8 +360,11 @@ struct task_struct *offs_kh_flock(struct task_struct *t,
 		/* The granted locks; spin_lock only (not _irq): no IRQ takes it. */
 		spin_lock(&ctx->flc_lock);
 		list_for_each_entry(fl, head, OFFS_FL_LIST) {
-			if (++n > OFFS_KH_LOCKS_MAX)
+			if (++n > OFFS_KH_LOCKS_MAX || nc == OFFS_KH_CANDS)
 				break;
+			/* Only reads and writes (5.10's LOCK_MAND never conflicts). */
+			if (offs_fl_type(fl) != F_RDLCK && offs_fl_type(fl) != F_WRLCK)
+				continue;
 			if (offs_fl_type(fl) != F_WRLCK && type != F_WRLCK)
 				continue;	/* two readers */
 			if (fx->fcmd == OFFS_FL_FLOCK ?
@@ -294,22 +373,18 @@ struct task_struct *offs_kh_flock(struct task_struct *t,
 			if (fx->fcmd != OFFS_FL_FLOCK &&
 			    (fl->fl_end < start || fl->fl_start > end))
 				continue;
-			pid = offs_fl_pid(fl);
-			break;
+			if ((pid_t)offs_fl_pid(fl) <= 0)
+				continue;
+			cand[nc].pid = offs_fl_pid(fl);
+			cand[nc].owner = offs_fl_owner(fl);
+			cand[nc++].file = offs_fl_file(fl);
 		}
 		spin_unlock(&ctx->flc_lock);
 	}
+	/* The first conflicting lock whose process still holds it. */
+	for (i = 0; i < nc && !h; i++)
+		h = offs_kh_lock_holder(t, fx, &cand[i]);
 	fput(file);
-	if (pid <= 0)
-		return NULL;
-	/* The pid hash and a pid's tasks: RCU-protected. */
-	rcu_read_lock();
-	h = pid_task(find_pid_ns(pid, &init_pid_ns), PIDTYPE_TGID);
-	if (h == t->group_leader && fx->fcmd == OFFS_FL_POSIX)
-		h = NULL;	/* its own process: not a conflict */
-	if (h)
-		get_task_struct(h);
-	rcu_read_unlock();
 	return h;
 }
 

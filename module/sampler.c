@@ -394,8 +394,11 @@ static void offs_visit(unsigned int idx, unsigned int max_depth,
 				       sizeof(offs_wobj_buf), &s.wobj_addr))
 			s.wobj_str = offs_wobj_buf;
 		offs_blk_fxwait(&s, &s.fx);
-		/* A runnable thread waits for a CPU, not for its peer. */
-		if (pin == OFFS_PIN_BLOCKED)
+		/*
+		 * A runnable thread waits for a CPU, not for its peer; the
+		 * descriptor is looked up only when holders are wanted.
+		 */
+		if (pin == OFFS_PIN_BLOCKED && READ_ONCE(offs_blockers))
 			offs_kh_peer_wait(t, &s, &s.fx);
 		offs_kh_flock_wait(&s, &s.fx);
 		/* A Python thread waiting for the GIL: the GIL is the lock. */

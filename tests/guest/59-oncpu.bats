@@ -219,9 +219,14 @@ S() { echo "$BATS_FILE_TMPDIR/$1.stacks"; }
 
 @test "critical: the serialized section ranks first, above lock waits and the parallel process" {
 	f=$(S crit)
-	# User frames only: a section preempted (sched, kernel frames of the
-	# interrupt) and one running (cpu) fold into the same stack.
+	# The default weights (waits caused and GAPP) rank the section first
+	# too: the waiters' samples are on it.
 	run -0 "$OFFS" critical --no-symbolize --user-only "$f"
+	[[ "${lines[0]}" == *";crit_fn;ocp_crit_section"* ]]
+	# GAPP's alone.  User frames only: a section preempted (sched, kernel
+	# frames of the interrupt) and one running (cpu) fold into the same
+	# stack.
+	run -0 "$OFFS" critical --by gapp --no-symbolize --user-only "$f"
 	printf '%s\n' "${lines[@]:0:8}"
 	[[ "${lines[0]}" == *";crit_fn;ocp_crit_section"* ]]
 	# Nothing of ocp-par (3 threads, 2 active: not serialized).
@@ -242,7 +247,7 @@ S() { echo "$BATS_FILE_TMPDIR/$1.stacks"; }
 	[ "$sec" -ge $((all / 3)) ]
 	# Threads waiting for the mutex weigh nothing: only cpu and sched
 	# roots, though the lock waits are there.
-	run -0 "$OFFS" critical --keep-reason --no-symbolize "$f"
+	run -0 "$OFFS" critical --by gapp --keep-reason --no-symbolize "$f"
 	for l in "${lines[@]}"; do
 		[[ "$l" == *"	cpu;"* || "$l" == *"	sched;"* ]]
 	done
