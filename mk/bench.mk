@@ -30,7 +30,7 @@
 # BENCH_TICKS_WARM, BENCH_PIPE_THREADS, BENCH_PIPE_LOOPS, BENCH_PIPE_ROUNDS,
 # BENCH_READ_SIZES, BENCH_READS, BENCH_CFI_THREADS, BENCH_BLK_THREADS,
 # BENCH_MODEL_SIZES, BENCH_MODEL_PCTS, BENCH_PY_THREADS, BENCH_PY_DEPTH, BENCH_PY_BIN,
-# BENCH_SECTIONS (tick model pipe read cfi blockers oncpu python; see
+# BENCH_SECTIONS (tick model pipe read cfi blockers waitfor oncpu python; see
 # tests/bench/bench-inner.sh).
 
 BENCH_BIN := $(BUILD)/bench
