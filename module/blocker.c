@@ -440,18 +440,26 @@ static int offs_blk_read_owner(const struct offs_fxwait *fx, u8 *kind,
 	return owner;
 }
 
-/* The holder's names, as offs_sample_names() copies them (racy is fine). */
+/*
+ * t's thread name and its process's (the leader's, as records show
+ * "comm"), as offs_sample_names() copies them (a racy rename is fine).
+ */
+void offs_blk_copy_names(struct task_struct *t, char *name, char *comm)
+{
+	memcpy(name, t->comm, TASK_COMM_LEN);
+	name[TASK_COMM_LEN - 1] = '\0';
+	/* RCU keeps the leader. */
+	rcu_read_lock();
+	memcpy(comm, READ_ONCE(t->group_leader)->comm, TASK_COMM_LEN);
+	rcu_read_unlock();
+	comm[TASK_COMM_LEN - 1] = '\0';
+}
+
 static void offs_blk_hnames(struct offs_edge_key *k, struct task_struct *h)
 {
 	k->htid = h->pid;
 	k->htgid = h->tgid;
-	memcpy(k->hname, h->comm, TASK_COMM_LEN);
-	k->hname[TASK_COMM_LEN - 1] = '\0';
-	/* The leader's name, as records show "comm"; RCU keeps it. */
-	rcu_read_lock();
-	memcpy(k->hcomm, READ_ONCE(h->group_leader)->comm, TASK_COMM_LEN);
-	rcu_read_unlock();
-	k->hcomm[TASK_COMM_LEN - 1] = '\0';
+	offs_blk_copy_names(h, k->hname, k->hcomm);
 }
 
 /*
@@ -477,41 +485,47 @@ static bool offs_blk_want(struct task_struct *t, struct offs_rec *rec,
 	return true;
 }
 
+/* The waiter being looked up: where it was counted, and its switch count. */
+struct offs_blk_w {
+	struct task_struct *t;
+	struct offs_rec *rec;
+	struct offs_rec * const *srec;
+	unsigned int idx;		/* in the snapshot */
+	unsigned long ncsw;		/* when captured */
+};
+
 /*
  * Keep the observation "t (snapshot index idx) waits for h" (h referenced,
  * or NULL: gone or found at the end of the tick) for the end of the tick.
  */
 static struct offs_blk_pending *
-offs_blk_add(struct task_struct *t, struct offs_rec *rec,
-	     struct offs_rec * const *srec, unsigned int idx, u8 kind,
-	     unsigned long obj, struct task_struct *h)
+offs_blk_add(const struct offs_blk_w *w, u8 kind, unsigned long obj,
+	     struct task_struct *h)
 {
 	struct offs_blk_pending *p = &offs_blk_pend[offs_blk_npend++];
 
 	memset(p, 0, sizeof(*p));	/* the key is hashed as bytes */
-	p->key.wrec = rec;
-	memcpy(p->wsrec, srec, sizeof(p->wsrec));
+	p->key.wrec = w->rec;
+	memcpy(p->wsrec, w->srec, sizeof(p->wsrec));
 	p->key.uaddr = obj;
-	p->key.wtid = t->pid;
-	p->key.wtgid = t->tgid;
+	p->key.wtid = w->t->pid;
+	p->key.wtgid = w->t->tgid;
 	p->key.kind = kind;
 	/* Names as offs_sample_names() copies them (a racy rename is fine). */
-	memcpy(p->key.wname, t->comm, TASK_COMM_LEN);
+	memcpy(p->key.wname, w->t->comm, TASK_COMM_LEN);
 	p->key.wname[TASK_COMM_LEN - 1] = '\0';
 	p->holder = h;
-	p->widx = idx;
+	p->widx = w->idx;
 	if (h)
 		offs_blk_hnames(&p->key, h);
 	return p;
 }
 
 /* A user-space lock (futex word) or the GIL: read the owner's id. */
-static void offs_blk_note_futex(struct task_struct *t,
-				const struct offs_fxwait *fx,
-				struct offs_rec *rec,
-				struct offs_rec * const *srec,
-				unsigned int idx, unsigned long ncsw)
+static void offs_blk_note_futex(const struct offs_blk_w *w,
+				const struct offs_fxwait *fx)
 {
+	struct task_struct *t = w->t;
 	struct offs_blk_pending *p;
 	struct task_struct *h = NULL;
 	struct pid_namespace *ns;
@@ -535,7 +549,7 @@ static void offs_blk_note_futex(struct task_struct *t,
 		return;
 	}
 	/* Woke (or exited) while we entered its memory: not waiting now. */
-	if (offs_task_ran(t, ncsw)) {
+	if (offs_task_ran(t, w->ncsw)) {
 		OFFS_STAT_ADD(blocker_raced, 1);
 		return;
 	}
@@ -560,14 +574,14 @@ static void offs_blk_note_futex(struct task_struct *t,
 		OFFS_STAT_ADD(blocker_raced, 1);
 		return;
 	}
-	if (h == t || offs_task_ran(t, ncsw)) {
+	if (h == t || offs_task_ran(t, w->ncsw)) {
 		/* Took the lock itself, or woke: not waiting as sampled. */
 		OFFS_STAT_ADD(blocker_raced, 1);
 		if (h)
 			put_task_struct(h);
 		return;
 	}
-	p = offs_blk_add(t, rec, srec, idx, kind, fx->uaddr, h);
+	p = offs_blk_add(w, kind, fx->uaddr, h);
 	if (!h) {
 		p->key.htid = nr;	/* as the waiter's namespace numbers it */
 		p->key.hstate = OFFS_BH_GONE;
@@ -575,17 +589,15 @@ static void offs_blk_note_futex(struct task_struct *t,
 }
 
 /* wait4()/waitid(): the child, or (group, any) the children at tick end. */
-static void offs_blk_note_child(struct task_struct *t,
-				const struct offs_fxwait *fx,
-				struct offs_rec *rec,
-				struct offs_rec * const *srec,
-				unsigned int idx, unsigned long ncsw)
+static void offs_blk_note_child(const struct offs_blk_w *w,
+				const struct offs_fxwait *fx)
 {
+	struct task_struct *t = w->t;
 	struct offs_blk_pending *p;
 	struct task_struct *c;
 	struct pid *pgrp;
 
-	if (!offs_kh_child(t, fx, &c, &pgrp) || offs_task_ran(t, ncsw)) {
+	if (!offs_kh_child(t, fx, &c, &pgrp) || offs_task_ran(t, w->ncsw)) {
 		OFFS_STAT_ADD(blocker_raced, 1);
 		goto put;
 	}
@@ -595,7 +607,7 @@ static void offs_blk_note_child(struct task_struct *t,
 		OFFS_STAT_ADD(blocker_unknown, 1);
 		return;
 	}
-	p = offs_blk_add(t, rec, srec, idx, OFFS_BK_CHILD, fx->val, c);
+	p = offs_blk_add(w, OFFS_BK_CHILD, fx->val, c);
 	p->children = fx->val != OFFS_WAIT_PID;
 	p->pgrp = pgrp;
 	return;
@@ -605,81 +617,65 @@ put:
 	put_pid(pgrp);
 }
 
+/*
+ * A holder h (referenced, or NULL: none named) for w's wait: kept for the
+ * end of the tick unless w has run meanwhile (or h is w itself).
+ */
+static void offs_blk_found(const struct offs_blk_w *w, u8 kind,
+			   unsigned long obj, struct task_struct *h)
+{
+	if (!h) {
+		OFFS_STAT_ADD(blocker_unknown, 1);
+		return;
+	}
+	if (h == w->t || offs_task_ran(w->t, w->ncsw)) {
+		OFFS_STAT_ADD(blocker_raced, 1);
+		put_task_struct(h);
+		return;
+	}
+	offs_blk_add(w, kind, obj, h);
+}
+
 /* A kernel lock: its owner where kholder.c can tell. */
-static void offs_blk_note_klock(struct task_struct *t,
-				struct offs_rec *rec,
-				struct offs_rec * const *srec,
-				unsigned int idx, unsigned long ncsw)
+static void offs_blk_note_klock(const struct offs_blk_w *w)
 {
 	struct task_struct *h;
 	u8 kind, obj;
 	int ret;
 
-	ret = offs_kh_klock(t, &h, &kind, &obj);
+	ret = offs_kh_klock(w->t, &h, &kind, &obj);
 	if (ret == -EBUSY) {
 		OFFS_STAT_ADD(blocker_read_failed, 1);
 		return;
 	}
-	if (ret || !h) {
-		OFFS_STAT_ADD(blocker_unknown, 1);
-		return;
-	}
-	if (h == t || offs_task_ran(t, ncsw)) {
-		OFFS_STAT_ADD(blocker_raced, 1);
-		put_task_struct(h);
-		return;
-	}
-	offs_blk_add(t, rec, srec, idx, kind, obj, h);
+	offs_blk_found(w, kind, obj, ret ? NULL : h);
 }
 
 /* A UNIX stream socket: the process at its other end. */
-static void offs_blk_note_peer(struct task_struct *t,
-			       const struct offs_fxwait *fx,
-			       struct offs_rec *rec,
-			       struct offs_rec * const *srec,
-			       unsigned int idx, unsigned long ncsw)
+static void offs_blk_note_peer(const struct offs_blk_w *w,
+			       const struct offs_fxwait *fx)
 {
-	struct task_struct *h = offs_kh_peer(t, fx->val);
-
-	if (!h) {
-		OFFS_STAT_ADD(blocker_unknown, 1);
-		return;
-	}
-	if (h == t || offs_task_ran(t, ncsw)) {
-		OFFS_STAT_ADD(blocker_raced, 1);
-		put_task_struct(h);
-		return;
-	}
-	offs_blk_add(t, rec, srec, idx, OFFS_BK_UNIX, fx->val, h);
+	offs_blk_found(w, OFFS_BK_UNIX, fx->val, offs_kh_peer(w->t, fx->val));
 }
 
 /* A file lock: the process holding a conflicting one. */
-static void offs_blk_note_flock(struct task_struct *t,
-				const struct offs_fxwait *fx,
-				struct offs_rec *rec,
-				struct offs_rec * const *srec,
-				unsigned int idx, unsigned long ncsw)
+static void offs_blk_note_flock(const struct offs_blk_w *w,
+				const struct offs_fxwait *fx)
 {
 	static const u8 kind[] = {
 		[OFFS_FL_FLOCK] = OFFS_BK_FLOCK, [OFFS_FL_POSIX] = OFFS_BK_POSIX,
 		[OFFS_FL_OFD] = OFFS_BK_OFD,
 	};
-	struct task_struct *h = offs_kh_flock(t, fx);
+	struct task_struct *h;
 
+	if (fx->fcmd >= ARRAY_SIZE(kind))
+		return;		/* offs_kh_flock_wait() sets no other */
+	h = offs_kh_flock(w->t, fx);
 	if (IS_ERR(h)) {
 		OFFS_STAT_ADD(blocker_read_failed, 1);
 		return;
 	}
-	if (!h) {
-		OFFS_STAT_ADD(blocker_unknown, 1);
-		return;
-	}
-	if (h == t || offs_task_ran(t, ncsw) || fx->fcmd >= ARRAY_SIZE(kind)) {
-		OFFS_STAT_ADD(blocker_raced, 1);
-		put_task_struct(h);
-		return;
-	}
-	offs_blk_add(t, rec, srec, idx, kind[fx->fcmd], fx->val, h);
+	offs_blk_found(w, kind[fx->fcmd], fx->val, h);
 }
 
 /*
@@ -692,6 +688,9 @@ void offs_blk_note(struct task_struct *t, const struct offs_fxwait *fx,
 		   struct offs_rec *rec, struct offs_rec * const *srec,
 		   unsigned int idx, unsigned long ncsw)
 {
+	struct offs_blk_w w = {
+		.t = t, .rec = rec, .srec = srec, .idx = idx, .ncsw = ncsw,
+	};
 	u64 t0;
 
 	if (fx->cand == OFFS_FX_NONE || !offs_blk_want(t, rec, srec))
@@ -699,19 +698,19 @@ void offs_blk_note(struct task_struct *t, const struct offs_fxwait *fx,
 	t0 = local_clock();
 	switch (fx->cand) {
 	case OFFS_FX_CHILD:
-		offs_blk_note_child(t, fx, rec, srec, idx, ncsw);
+		offs_blk_note_child(&w, fx);
 		break;
 	case OFFS_FX_KLOCK:
-		offs_blk_note_klock(t, rec, srec, idx, ncsw);
+		offs_blk_note_klock(&w);
 		break;
 	case OFFS_FX_PEER:
-		offs_blk_note_peer(t, fx, rec, srec, idx, ncsw);
+		offs_blk_note_peer(&w, fx);
 		break;
 	case OFFS_FX_FLOCK:
-		offs_blk_note_flock(t, fx, rec, srec, idx, ncsw);
+		offs_blk_note_flock(&w, fx);
 		break;
 	default:
-		offs_blk_note_futex(t, fx, rec, srec, idx, ncsw);
+		offs_blk_note_futex(&w, fx);
 		break;
 	}
 	OFFS_STAT_ADD(blocker_ns_total, local_clock() - t0);
@@ -728,13 +727,7 @@ void offs_blk_note_running(struct task_struct *t, unsigned int idx,
 	c = &offs_blk_cpus[cpu];
 	c->tick = offs_blk_tickno;
 	c->idx = idx;
-	memcpy(c->name, t->comm, TASK_COMM_LEN);
-	c->name[TASK_COMM_LEN - 1] = '\0';
-	/* The leader's name, as records show "comm"; RCU keeps it. */
-	rcu_read_lock();
-	memcpy(c->comm, READ_ONCE(t->group_leader)->comm, TASK_COMM_LEN);
-	rcu_read_unlock();
-	c->comm[TASK_COMM_LEN - 1] = '\0';
+	offs_blk_copy_names(t, c->name, c->comm);
 }
 
 /*
@@ -746,6 +739,8 @@ void offs_blk_note_runq(struct task_struct *t, unsigned int cpu,
 			struct offs_rec *rec, struct offs_rec * const *srec,
 			unsigned int idx)
 {
+	struct offs_blk_w w = { .t = t, .rec = rec, .srec = srec, .idx = idx };
+
 	/* Preemption on: this may be stale, then the holder is unknown. */
 	if (cpu == raw_smp_processor_id()) {
 		if (READ_ONCE(offs_blockers))
@@ -753,7 +748,7 @@ void offs_blk_note_runq(struct task_struct *t, unsigned int cpu,
 		return;
 	}
 	if (offs_blk_want(t, rec, srec))
-		offs_blk_add(t, rec, srec, idx, OFFS_BK_CPU, cpu, NULL);
+		offs_blk_add(&w, OFFS_BK_CPU, cpu, NULL);
 }
 
 /* Where h was counted in this tick: near the waiter, its own process. */

@@ -101,6 +101,7 @@ void offs_blk_note_runq(struct task_struct *t, unsigned int cpu,
 			struct offs_rec *rec, struct offs_rec * const *srec,
 			unsigned int idx);
 unsigned int offs_blk_share_level(void);
+void offs_blk_copy_names(struct task_struct *t, char *name, char *comm);
 int offs_blk_init(void);
 void offs_blk_exit(void);
 void offs_blk_tick_end(struct task_struct * const *snap,

@@ -445,10 +445,7 @@ bool offs_kh_is_child(const struct task_struct *was, pid_t tgid, pid_t ptgid,
 	c = pid_task(find_pid_ns(tgid, &init_pid_ns), PIDTYPE_TGID);
 	if (c == was && rcu_dereference(c->real_parent)->tgid == ptgid &&
 	    (!pgrp || task_pgrp(c) == pgrp)) {
-		memcpy(name, c->comm, TASK_COMM_LEN);
-		memcpy(comm, READ_ONCE(c->group_leader)->comm, TASK_COMM_LEN);
-		name[TASK_COMM_LEN - 1] = '\0';
-		comm[TASK_COMM_LEN - 1] = '\0';
+		offs_blk_copy_names(c, name, comm);
 		in = true;
 	}
 	rcu_read_unlock();

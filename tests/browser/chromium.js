@@ -56,4 +56,26 @@ async function withPage(opts, fn) {
 	}
 }
 
-module.exports = { withPage, artifacts };
+// parseArgs(argv, required): "--name value" pairs as { name: value };
+// throws on a malformed argument or a missing required name.
+function parseArgs(argv, required) {
+	const a = {};
+	for (let i = 0; i < argv.length; i += 2) {
+		if (!argv[i].startsWith("--") || i + 1 >= argv.length)
+			throw new Error(`bad argument '${argv[i]}'`);
+		a[argv[i].slice(2)] = argv[i + 1];
+	}
+	for (const k of required)
+		if (!(k in a)) throw new Error(`missing --${k}`);
+	return a;
+}
+
+// check(cond, what): throws "check failed: what" unless cond, else prints
+// "ok - what"; check.count is how many passed.
+function check(cond, what) {
+	if (!cond) throw new Error(`check failed: ${what}`);
+	check.count = (check.count || 0) + 1;
+	console.log(`ok - ${what}`);
+}
+
+module.exports = { withPage, artifacts, parseArgs, check };

@@ -15,26 +15,7 @@
 "use strict";
 
 const path = require("path");
-const { withPage, artifacts: chromiumArtifacts } = require("./chromium");
-
-function parseArgs(argv) {
-	const a = {};
-	for (let i = 0; i < argv.length; i += 2) {
-		if (!argv[i].startsWith("--") || i + 1 >= argv.length)
-			throw new Error(`bad argument '${argv[i]}'`);
-		a[argv[i].slice(2)] = argv[i + 1];
-	}
-	for (const k of ["svg", "zoom", "sibling", "parent", "search", "matched"])
-		if (!(k in a)) throw new Error(`missing --${k}`);
-	return a;
-}
-
-let checks = 0;
-function check(cond, what) {
-	if (!cond) throw new Error(`check failed: ${what}`);
-	checks++;
-	console.log(`ok - ${what}`);
-}
+const { withPage, artifacts: chromiumArtifacts, parseArgs, check } = require("./chromium");
 
 // CSS attribute selector for a frame by its name
 function frameSel(name) {
@@ -42,7 +23,8 @@ function frameSel(name) {
 }
 
 async function main() {
-	const args = parseArgs(process.argv.slice(2));
+	const args = parseArgs(process.argv.slice(2),
+		["svg", "zoom", "sibling", "parent", "search", "matched"]);
 	const artifacts = chromiumArtifacts();
 	await withPage({ width: 1280, height: 800, args: ["--disable-gpu"] }, async (page, errors) => {
 		await page.goto("file://" + path.resolve(args.svg));
@@ -125,7 +107,7 @@ async function main() {
 			"Reset Search restores colours and clears Matched");
 
 		check(errors.length === 0, `no page errors${errors.length ? ": " + errors.join("; ") : ""}`);
-		console.log(`${checks} checks passed; screenshots in ${artifacts}`);
+		console.log(`${check.count} checks passed; screenshots in ${artifacts}`);
 	});
 }
 

@@ -16,24 +16,7 @@
 "use strict";
 
 const path = require("path");
-const { withPage, artifacts } = require("./chromium");
-
-function parseArgs(argv) {
-	const a = {};
-	for (let i = 0; i < argv.length; i += 2) {
-		if (!argv[i].startsWith("--") || i + 1 >= argv.length)
-			throw new Error(`bad argument '${argv[i]}'`);
-		a[argv[i].slice(2)] = argv[i + 1];
-	}
-	for (const k of ["svg", "nodes", "edges", "edge", "color", "label"])
-		if (!(k in a)) throw new Error(`missing --${k}`);
-	return a;
-}
-
-function check(cond, what) {
-	if (!cond) throw new Error(`check failed: ${what}`);
-	console.log(`ok - ${what}`);
-}
+const { withPage, artifacts, parseArgs, check } = require("./chromium");
 
 function rgb(hex) {
 	const n = parseInt(hex.replace("#", ""), 16);
@@ -41,7 +24,7 @@ function rgb(hex) {
 }
 
 async function main() {
-	const a = parseArgs(process.argv.slice(2));
+	const a = parseArgs(process.argv.slice(2), ["svg", "nodes", "edges", "edge", "color", "label"]);
 	await withPage({ width: 1600, height: 900, args: ["--disable-gpu"] }, async (page, errors) => {
 		await page.goto("file://" + path.resolve(a.svg));
 		const size = await page.evaluate(() => ({
