@@ -813,6 +813,27 @@ static void offs_blk_count_sessions(const struct offs_blk_pending *p,
 	}
 }
 
+/* p names no holder after all: counted by no consumer. */
+static void offs_blk_forget(struct offs_blk_pending *p)
+{
+	p->key.wrec = NULL;
+	memset(p->wsrec, 0, sizeof(p->wsrec));
+}
+
+/* p's holder: the walk's thread at snapshot index j, with its names. */
+static void offs_blk_set_holder(struct offs_blk_pending *p,
+				const struct offs_snap_out *out,
+				unsigned int j, const char *name,
+				const char *comm)
+{
+	p->hidx = j;
+	p->key.htid = out[j].tid;
+	p->key.htgid = out[j].tgid;
+	memcpy(p->key.hname, name, TASK_COMM_LEN);
+	memcpy(p->key.hcomm, comm, TASK_COMM_LEN);
+	offs_blk_holder(&p->key, &out[j], out[j].rec, OFFS_SLOT_DEFAULT);
+}
+
 /*
  * A run-queue wait: the thread the walk found running on the waiter's CPU
  * at this tick.  False if none was (idle, or not visited): nobody named.
@@ -828,13 +849,7 @@ static bool offs_blk_cpu_holder(struct offs_blk_pending *p,
 	c = &offs_blk_cpus[cpu];
 	if (c->tick != offs_blk_tickno || c->idx >= n)
 		return false;
-	p->hidx = c->idx;
-	p->key.htid = out[c->idx].tid;
-	p->key.htgid = out[c->idx].tgid;
-	memcpy(p->key.hname, c->name, TASK_COMM_LEN);
-	memcpy(p->key.hcomm, c->comm, TASK_COMM_LEN);
-	offs_blk_holder(&p->key, &out[c->idx], out[c->idx].rec,
-			OFFS_SLOT_DEFAULT);
+	offs_blk_set_holder(p, out, c->idx, c->name, c->comm);
 	return true;
 }
 
@@ -863,8 +878,7 @@ static unsigned int offs_blk_children(struct task_struct * const *snap,
 		} else {
 			/* Not looked at: counted as dropped, not counted. */
 			p->children = false;
-			p->key.wrec = NULL;
-			memset(p->wsrec, 0, sizeof(p->wsrec));
+			offs_blk_forget(p);
 			OFFS_STAT_ADD(blocker_dropped, 1);
 		}
 	}
@@ -935,8 +949,7 @@ void offs_blk_tick_end(struct task_struct * const *snap,
 			if (!offs_blk_cpu_holder(p, out, n)) {
 				/* Nobody seen on that CPU: no edge. */
 				OFFS_STAT_ADD(blocker_unknown, 1);
-				p->key.wrec = NULL;
-				memset(p->wsrec, 0, sizeof(p->wsrec));
+				offs_blk_forget(p);
 			}
 			continue;
 		}
@@ -971,13 +984,7 @@ void offs_blk_tick_end(struct task_struct * const *snap,
 	for (i = 0; i < nkids; i++) {
 		c = &offs_blk_kids[i];
 		q = offs_blk_pend[c->pend];
-		q.hidx = c->cidx;
-		q.key.htid = out[c->cidx].tid;
-		q.key.htgid = out[c->cidx].tgid;
-		memcpy(q.key.hname, c->hname, TASK_COMM_LEN);
-		memcpy(q.key.hcomm, c->hcomm, TASK_COMM_LEN);
-		offs_blk_holder(&q.key, &out[c->cidx], out[c->cidx].rec,
-				OFFS_SLOT_DEFAULT);
+		offs_blk_set_holder(&q, out, c->cidx, c->hname, c->hcomm);
 		offs_blk_count(&q, out);
 	}
 	mutex_unlock(&offs_table_lock);

@@ -83,7 +83,6 @@ struct offs_snap_out {
 	unsigned int smask;		/* consumers that want it (OFFS_SLOT_*) */
 	pid_t tid, tgid;
 	pid_t ptgid;			/* leaders: the parent's process */
-	unsigned int cpu;		/* running or runnable: its CPU */
 	bool running;
 	bool active;			/* running or waiting for a CPU */
 	bool visited;			/* sampled at this tick */

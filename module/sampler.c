@@ -356,16 +356,14 @@ static void offs_visit(unsigned int idx, unsigned int max_depth,
 		OFFS_STAT_ADD(oncpu, 1);
 		out->running = true;
 		out->active = true;
-		out->cpu = task_cpu(t);
-		offs_blk_note_running(t, idx, out->cpu);
+		offs_blk_note_running(t, idx, task_cpu(t));
 		break;
 	case OFFS_PIN_CPU:
 		/* Running: never cached, no wait object, waits for no lock. */
 		OFFS_STAT_ADD(oncpu, 1);
 		out->running = true;
 		out->active = true;
-		out->cpu = task_cpu(t);
-		offs_blk_note_running(t, idx, out->cpu);
+		offs_blk_note_running(t, idx, task_cpu(t));
 		offs_sample_names(t, &s);
 		if (s.user && s.uips)
 			s.ustack = offs_ustack_capture(&s);
@@ -424,12 +422,10 @@ static void offs_visit(unsigned int idx, unsigned int max_depth,
 		 * A run-queue waiter was woken: it waits for no lock now, but
 		 * for the thread on its CPU.
 		 */
-		if (pin == OFFS_PIN_BLOCKED) {
+		if (pin == OFFS_PIN_BLOCKED)
 			offs_blk_note(t, &s.fx, s.rec, s.srec, idx, s.ncsw);
-		} else {
-			out->cpu = task_cpu(t);
-			offs_blk_note_runq(t, out->cpu, s.rec, s.srec, idx);
-		}
+		else
+			offs_blk_note_runq(t, task_cpu(t), s.rec, s.srec, idx);
 		break;
 	}
 	if (ent)
