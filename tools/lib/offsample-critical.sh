@@ -76,17 +76,14 @@ EOF
 # ------------------------------------------------------------ critical
 
 cmd_critical() {
-	local files=() c reason=0 folded=0 by=both i
+	local files=() c reason=0 folded=0 by=both
 	while [ $# -gt 0 ]; do
 		if read_opt "$@" || collapse_opt "$@"; then shift "$SHIFTN"; continue; fi
 		case $1 in
 		-h | --help) help_critical; exit 0 ;;
 		--keep-reason) reason=1; shift ;;
 		--folded) folded=1; shift ;;
-		--by)
-			[ $# -ge 2 ] || usage_error "--by needs both, waits or gapp"
-			by=$2; shift 2 ;;
-		--by=*) by=${1#--by=}; shift ;;
+		--by | --by=*) optval --by "$@"; by=$OPTVAL; shift "$SHIFTN" ;;
 		--) shift; files+=("$@"); break ;;
 		-) files+=(-); shift ;;
 		-?*) usage_error "unknown option $1" ;;
@@ -94,19 +91,10 @@ cmd_critical() {
 		esac
 	done
 	[ "$WSECONDS" != 1 ] || usage_error "--seconds does not apply: criticality is a weight, not a time"
-	case $by in
-	both | waits | gapp) ;;
-	*) usage_error "--by needs both, waits or gapp, not $by" ;;
-	esac
+	check_by "$by"
 	c=$(collapser)
 	gather_inputs c ${files[@]+"${files[@]}"}
-	if [ "$by" != gapp ]; then
-		# Each record's critical column becomes the weight asked for.
-		for i in "${!INPUTS[@]}"; do
-			lib waitcrit --by "$by" "${INPUTS[$i]}" > "$WORK/crit.in.$i" || exit 1
-			INPUTS[i]=$WORK/crit.in.$i
-		done
-	fi
+	crit_weights "$by"
 	[ $reason = 1 ] || COPTS=(--no-reason ${COPTS[@]+"${COPTS[@]}"})
 	run_script "$c" --critical ${COPTS[@]+"${COPTS[@]}"} -- "${INPUTS[@]}" > "$WORK/crit" || exit 1
 	if [ ! -s "$WORK/crit" ]; then

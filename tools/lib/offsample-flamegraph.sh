@@ -107,17 +107,14 @@ check_out() {
 # ------------------------------------------------------------ flamegraph
 
 cmd_flamegraph() {
-	local engine=offsample ropts=() files=() out title blk=0 crit=0 by= i
+	local engine=offsample ropts=() files=() out title blk=0 crit=0 by=
 	while [ $# -gt 0 ]; do
 		if read_opt "$@" || collapse_opt "$@" || graph_opt "$@"; then shift "$SHIFTN"; continue; fi
 		case $1 in
 		-h | --help) help_flamegraph; exit 0 ;;
 		--blockers) blk=1; shift ;;
 		--critical) crit=1; shift ;;
-		--by)
-			[ $# -ge 2 ] || usage_error "--by needs both, waits or gapp"
-			by=$2; shift 2 ;;
-		--by=*) by=${1#--by=}; shift ;;
+		--by | --by=*) optval --by "$@"; by=$OPTVAL; shift "$SHIFTN" ;;
 		--engine | --engine=*) optval --engine "$@"; engine=$OPTVAL; shift "$SHIFTN" ;;
 		--) shift; ropts=("$@"); break ;;
 		-) files+=(-); shift ;;
@@ -139,6 +136,7 @@ cmd_flamegraph() {
 		fi ;;
 	*) usage_error "--engine must be offsample or flamegraph.pl, not \"$engine\"" ;;
 	esac
+	[ -z "$by" ] || check_by "$by"
 	c=$(collapser)
 	check_out "$out" "an SVG"
 	HIDE_IDLE=1
@@ -170,18 +168,12 @@ cmd_flamegraph() {
 		both) what="waits caused and GAPP weights" ;;
 		waits) what="waits caused" ;;
 		gapp) what="GAPP weights" ;;
-		*) usage_error "--by needs both, waits or gapp, not $by" ;;
 		esac
 		case $title in
 		"Off-CPU time"*) title="Critical path ($what)${title#Off-CPU time}" ;;
 		"Off- and on-CPU time"*) title="Critical path ($what)${title#Off- and on-CPU time}" ;;
 		esac
-		if [ "${by:-both}" != gapp ]; then
-			for i in "${!INPUTS[@]}"; do
-				lib waitcrit --by "${by:-both}" "${INPUTS[$i]}" > "$WORK/crit.in.$i" || exit 1
-				INPUTS[i]=$WORK/crit.in.$i
-			done
-		fi
+		crit_weights "${by:-both}"
 	elif [ -n "$by" ]; then
 		usage_error "--by goes with --critical"
 	fi

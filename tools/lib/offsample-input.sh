@@ -298,3 +298,23 @@ collapse_opt() {
 		esac
 	done
 }
+
+# check_by BY: the --by of critical and flamegraph --critical is both,
+# waits or gapp (offsample critical --help), else a usage error.
+check_by() {
+	case $1 in
+	both | waits | gapp) ;;
+	*) usage_error "--by needs both, waits or gapp, not $1" ;;
+	esac
+}
+
+# crit_weights BY: each of INPUTS with its records' critical column the
+# weight BY asks for (offsample-lib.pl waitcrit); gapp: the column as is.
+crit_weights() {
+	local i
+	[ "$1" != gapp ] || return 0
+	for i in "${!INPUTS[@]}"; do
+		lib waitcrit --by "$1" "${INPUTS[$i]}" > "$WORK/crit.in.$i" || exit 1
+		INPUTS[i]=$WORK/crit.in.$i
+	done
+}
