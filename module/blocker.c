@@ -31,9 +31,9 @@
  * they do not, the holder is unknown and nothing is recorded: a holder is
  * never guessed.  An owner id that validates but
  * names no thread any more (the owner exited holding a mutex) is recorded
- * as gone.  Kernel mutexes and rw_semaphores are not followed: a module
- * cannot see which one a task waits on without CONFIG_DEBUG_MUTEXES
- * (task->blocked_on), off on the kernels we support.
+ * as gone.  Waits in the kernel (a child, a kernel lock, a socket's peer,
+ * a file lock) are looked up by kholder.c; the processes at the other end
+ * of a pipe or local TCP/UDP connection by kfile.c at the end of the tick.
  *
  * At most OFFS_BLK_PENDING observations are kept per tick, shared fairly
  * between processes (offs_blk_share()): one process with thousands of
@@ -65,6 +65,7 @@
 #include "ustack.h"
 #include "classify.h"
 #include "kholder.h"
+#include "kfile.h"
 #include "blocker.h"
 
 const char * const offs_blk_kind_names[OFFS_BK_NR] = {
@@ -82,6 +83,10 @@ const char * const offs_blk_kind_names[OFFS_BK_NR] = {
 	[OFFS_BK_FLOCK] = "flock",
 	[OFFS_BK_POSIX] = "posix",
 	[OFFS_BK_OFD] = "ofd",
+	[OFFS_BK_PIPE] = "pipe",
+	[OFFS_BK_FIFO] = "fifo",
+	[OFFS_BK_TCP] = "tcp",
+	[OFFS_BK_UDP] = "udp",
 };
 
 const char * const offs_blk_hstate_names[OFFS_BH_NR] = {
@@ -113,8 +118,20 @@ const char * const offs_blk_hstate_names[OFFS_BH_NR] = {
 #define OFFS_BLK_PENDING	1024
 /* Holders outside the waiter's process searched for per tick. */
 #define OFFS_BLK_FAR_SEARCH	16
-/* Edges to the children of "any child" and group waits, per tick. */
+/*
+ * Edges found at the end of a tick, per tick: to the children of "any
+ * child" and group waits, to the processes at the other end of pipes and
+ * sockets.
+ */
 #define OFFS_BLK_CHILD_EDGES	256
+/*
+ * Open descriptors looked at per tick for the other ends of pipe, FIFO and
+ * socket waits (the walk's processes, in its order); a tick that stops
+ * there is counted (blocker_fds_cut).
+ */
+#define OFFS_BLK_SCAN_FDS	32768
+/* ... of one process under one hold of its task lock. */
+#define OFFS_BLK_SCAN_CHUNK	1024
 /* "Any child" and group waits whose children are looked for, per tick. */
 #define OFFS_BLK_CHILD_WAITS	256
 
@@ -125,6 +142,7 @@ struct offs_blk_pending {
 	unsigned int widx;		/* the waiter's index in the snapshot */
 	int hidx;			/* the holder's, or -1 (tick end) */
 	bool children;			/* kind child, any or group: tick end */
+	int file;			/* pipe, FIFO, socket: its target, or -1 */
 	/* The waiter's records in the sessions' windows (session.c). */
 	struct offs_rec *wsrec[OFFS_SESSIONS_MAX];
 };
@@ -132,15 +150,20 @@ struct offs_blk_pending {
 static struct offs_blk_pending offs_blk_pend[OFFS_BLK_PENDING];
 static unsigned int offs_blk_npend;
 
-/* One edge to a child, found at the end of a tick. */
+/* One edge to a child or another end's process, found at tick end. */
 struct offs_blk_child {
 	unsigned int pend;		/* the wait, in offs_blk_pend[] */
-	unsigned int cidx;		/* the child's leader in the snapshot */
+	unsigned int cidx;		/* the holder's leader in the snapshot */
 	char hname[TASK_COMM_LEN];
 	char hcomm[TASK_COMM_LEN];
 };
 
 static struct offs_blk_child offs_blk_kids[OFFS_BLK_CHILD_EDGES];
+
+/* This tick's pipe, FIFO and socket waits (kfile.c), and their waits. */
+static struct offs_kf_target offs_blk_ftg[OFFS_KF_TARGETS];
+static unsigned int offs_blk_fpend[OFFS_KF_TARGETS];
+static unsigned int offs_blk_nft;
 
 /* This tick's "any child" and group waits, sorted by the waiter's process. */
 struct offs_blk_cwait {
@@ -516,6 +539,7 @@ offs_blk_add(const struct offs_blk_w *w, u8 kind, unsigned long obj,
 	p->key.wname[TASK_COMM_LEN - 1] = '\0';
 	p->holder = h;
 	p->widx = w->idx;
+	p->file = -1;
 	if (h)
 		offs_blk_hnames(&p->key, h);
 	return p;
@@ -658,6 +682,36 @@ static void offs_blk_note_peer(const struct offs_blk_w *w,
 	offs_blk_found(w, OFFS_BK_UNIX, fx->val, offs_kh_peer(w->t, fx->val));
 }
 
+/*
+ * A pipe, FIFO or socket: what its other end is, for the end of the tick
+ * to find the processes holding it (offs_blk_files()).
+ */
+static void offs_blk_note_file(const struct offs_blk_w *w,
+			       const struct offs_fxwait *fx)
+{
+	struct offs_kf_target *tg;
+	struct offs_blk_pending *p;
+
+	if (offs_blk_nft >= OFFS_KF_TARGETS) {
+		OFFS_STAT_ADD(blocker_dropped, 1);
+		return;
+	}
+	tg = &offs_blk_ftg[offs_blk_nft];
+	if (offs_kf_target(w->t, fx->val, fx->fcmd, tg)) {
+		/* Closed, unconnected, or a peer outside the host. */
+		OFFS_STAT_ADD(blocker_unknown, 1);
+		return;
+	}
+	if (offs_task_ran(w->t, w->ncsw)) {
+		OFFS_STAT_ADD(blocker_raced, 1);
+		offs_kf_put(tg);
+		return;
+	}
+	p = offs_blk_add(w, tg->kind, fx->val, NULL);
+	p->file = offs_blk_nft;
+	offs_blk_fpend[offs_blk_nft++] = p - offs_blk_pend;
+}
+
 /* A file lock: the process holding a conflicting one. */
 static void offs_blk_note_flock(const struct offs_blk_w *w,
 				const struct offs_fxwait *fx)
@@ -708,6 +762,9 @@ void offs_blk_note(struct task_struct *t, const struct offs_fxwait *fx,
 		break;
 	case OFFS_FX_FLOCK:
 		offs_blk_note_flock(&w, fx);
+		break;
+	case OFFS_FX_FILE:
+		offs_blk_note_file(&w, fx);
 		break;
 	default:
 		offs_blk_note_futex(&w, fx);
@@ -915,6 +972,142 @@ static unsigned int offs_blk_children(struct task_struct * const *snap,
 	return nk;
 }
 
+/*
+ * The main thread the walk saw as was (only compared: it may have exited)
+ * if it still is process tgid's and not a kernel thread: referenced, its
+ * names in name and comm.  Else NULL.
+ */
+static struct task_struct *offs_blk_leader(const struct task_struct *was,
+					   pid_t tgid, char *name, char *comm)
+{
+	struct task_struct *c;
+
+	/* The pid hash and a pid's tasks: RCU-protected. */
+	rcu_read_lock();
+	c = pid_task(find_pid_ns(tgid, &init_pid_ns), PIDTYPE_TGID);
+	if (c != was || (READ_ONCE(c->flags) & PF_KTHREAD))
+		c = NULL;
+	if (c) {
+		get_task_struct(c);
+		offs_blk_copy_names(c, name, comm);
+	}
+	rcu_read_unlock();
+	return c;
+}
+
+/* Drop this tick's pipe, FIFO and socket targets. */
+static void offs_blk_files_put(void)
+{
+	unsigned int j;
+
+	for (j = 0; j < offs_blk_nft; j++)
+		offs_kf_put(&offs_blk_ftg[j]);
+	offs_blk_nft = 0;
+}
+
+/* Targets of t's wait that are not its own process's, as bits. */
+static unsigned long offs_blk_others(pid_t tgid)
+{
+	unsigned long m = 0;
+	unsigned int j;
+
+	for (j = 0; j < offs_blk_nft; j++)
+		if (offs_blk_ftg[j].wtgid != tgid)
+			m |= BIT(j);
+	return m;
+}
+
+/*
+ * Process c's (the walk's leader at snapshot index i) edges to the waits
+ * in hit, after the nk in offs_blk_kids[]; returns the new count.
+ */
+static unsigned int offs_blk_file_edges(unsigned long hit, unsigned int i,
+					const char *name, const char *comm,
+					unsigned int nk)
+{
+	struct offs_blk_child *k;
+	unsigned int j;
+
+	for (j = 0; j < offs_blk_nft; j++) {
+		if (!(hit & BIT(j)))
+			continue;
+		if (nk >= OFFS_BLK_CHILD_EDGES) {
+			OFFS_STAT_ADD(blocker_dropped, 1);
+			continue;
+		}
+		k = &offs_blk_kids[nk++];
+		k->pend = offs_blk_fpend[j];
+		k->cidx = i;
+		memcpy(k->hname, name, TASK_COMM_LEN);
+		memcpy(k->hcomm, comm, TASK_COMM_LEN);
+	}
+	return nk;
+}
+
+/* Where the next tick's descriptor search starts, after one was cut. */
+static unsigned int offs_blk_scan_from;
+
+/*
+ * The processes holding the other end of this tick's pipe, FIFO and socket
+ * waits: the descriptor tables of the walk's processes (each looked at
+ * through its main thread; a thread with a table of its own is not), in
+ * the walk's order from where the last cut search stopped, within
+ * OFFS_BLK_SCAN_FDS descriptors, OFFS_BLK_SCAN_CHUNK under one hold of a
+ * table.  A wait's own process is never its holder (it may hold both
+ * ends).  Edges follow the nk already in offs_blk_kids[]; returns the new
+ * count.  Sleeps between chunks.
+ */
+static unsigned int offs_blk_files(struct task_struct * const *snap,
+				   const struct offs_snap_out *out,
+				   unsigned int n, unsigned int nk)
+{
+	unsigned int i, k, fd, looked, budget = OFFS_BLK_SCAN_FDS;
+	unsigned long hit, others, found = 0;
+	struct task_struct *c;
+	char name[TASK_COMM_LEN], comm[TASK_COMM_LEN];
+	bool cut = false;
+
+	if (!offs_blk_nft || !n)
+		goto out;
+	for (k = 0; k < n && !cut; k++) {
+		i = (offs_blk_scan_from + k) % n;
+		if (out[i].tid != out[i].tgid)
+			continue;
+		others = offs_blk_others(out[i].tgid);
+		if (!others)
+			continue;
+		c = offs_blk_leader(snap[i], out[i].tgid, name, comm);
+		if (!c)
+			continue;
+		hit = 0;
+		fd = 0;
+		do {
+			looked = offs_kf_scan(c, offs_blk_ftg, offs_blk_nft,
+					      &fd, min_t(unsigned int, budget,
+							 OFFS_BLK_SCAN_CHUNK),
+					      &hit);
+			budget -= looked;
+			OFFS_STAT_ADD(blocker_fds, looked);
+			cond_resched();
+		} while (fd != UINT_MAX && budget);
+		put_task_struct(c);
+		hit &= others;
+		found |= hit;
+		nk = offs_blk_file_edges(hit, i, name, comm, nk);
+		if (!budget && (fd != UINT_MAX || k + 1 < n)) {
+			/* The next tick starts with what this one missed. */
+			cut = true;
+			offs_blk_scan_from = fd != UINT_MAX ? i : i + 1;
+			OFFS_STAT_ADD(blocker_fds_cut, 1);
+		}
+	}
+	/* Nobody else has the other end open (or not within the bound). */
+	OFFS_STAT_ADD(blocker_unknown, offs_blk_nft - hweight_long(found));
+out:
+	offs_blk_files_put();
+	return nk;
+}
+
 /* Count p (and its copies in the sessions).  offs_table_lock held. */
 static void offs_blk_count(const struct offs_blk_pending *p,
 			   const struct offs_snap_out *out)
@@ -970,6 +1163,7 @@ void offs_blk_tick_end(struct task_struct * const *snap,
 		p->holder = NULL;
 	}
 	nkids = offs_blk_children(snap, out, n);
+	nkids = offs_blk_files(snap, out, n, nkids);
 	/*
 	 * At most OFFS_BLK_PENDING + OFFS_BLK_CHILD_EDGES short inserts (for
 	 * each consumer) under one hold; the sessions stay for the tick
@@ -978,7 +1172,7 @@ void offs_blk_tick_end(struct task_struct * const *snap,
 	mutex_lock(&offs_table_lock);
 	for (i = 0; i < offs_blk_npend; i++) {
 		p = &offs_blk_pend[i];
-		if (!p->children)
+		if (!p->children && p->file < 0)
 			offs_blk_count(p, out);
 	}
 	for (i = 0; i < nkids; i++) {
@@ -999,11 +1193,17 @@ int offs_blk_init(void)
 {
 	offs_blk_cpus = kcalloc(nr_cpu_ids, sizeof(*offs_blk_cpus),
 				GFP_KERNEL);
-	return offs_blk_cpus ? 0 : -ENOMEM;
+	if (!offs_blk_cpus)
+		return -ENOMEM;
+	offs_kf_init();
+	return 0;
 }
 
 void offs_blk_exit(void)
 {
 	kfree(offs_blk_cpus);
 	offs_blk_cpus = NULL;
+	/* A tick cut short by kthread_stop() may have left targets. */
+	offs_blk_files_put();
+	offs_kf_exit();
 }

@@ -27,6 +27,10 @@ enum offs_blk_kind {
 	OFFS_BK_FLOCK,		/* flock(2): a conflicting lock's process */
 	OFFS_BK_POSIX,		/* fcntl(2) F_SETLKW: a conflicting lock's */
 	OFFS_BK_OFD,		/* fcntl(2) F_OFD_SETLKW: likewise */
+	OFFS_BK_PIPE,		/* pipe: the processes with the other end open */
+	OFFS_BK_FIFO,		/* FIFO: likewise */
+	OFFS_BK_TCP,		/* TCP: the processes with the local peer open */
+	OFFS_BK_UDP,		/* connected UDP socket: likewise */
 	OFFS_BK_NR
 };
 

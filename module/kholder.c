@@ -29,6 +29,8 @@
  * first 1,024 descriptors; a lock whose taker has gone (its pid perhaps
  * reused) names nobody.  Up to four conflicting locks are tried.
  *
+ * Pipes, FIFOs and TCP/UDP peers: kfile.c (found at the end of the tick).
+ *
  * Kernel locks.  Which lock a sleeping task waits on is not recorded on a
  * production kernel (task->blocked_on needs CONFIG_DEBUG_MUTEXES), except
  * for rt_mutexes: task->pi_blocked_on, under the task's pi_lock.  On
@@ -62,6 +64,7 @@
 #include "compat.h"
 #include "blocker.h"
 #include "kholder.h"
+#include "kfile.h"
 #include "wobj.h"
 #include "ustack.h"
 
@@ -133,14 +136,18 @@ void offs_kh_peer_wait(struct task_struct *t, const struct offs_sample *s,
 {
 	struct file *file;
 	unsigned int fd;
+	bool writing;
 
 	if (fx->cand != OFFS_FX_NONE || !s->user)
 		return;
 	switch (s->syscall) {
 	case __NR_read: case __NR_readv: case __NR_recvfrom:
-	case __NR_recvmsg: case __NR_recvmmsg: case __NR_write:
-	case __NR_writev: case __NR_sendto: case __NR_sendmsg:
-	case __NR_sendmmsg:
+	case __NR_recvmsg: case __NR_recvmmsg:
+		writing = false;
+		break;
+	case __NR_write: case __NR_writev: case __NR_sendto:
+	case __NR_sendmsg: case __NR_sendmmsg:
+		writing = true;
 		break;
 	default:
 		return;
@@ -152,6 +159,11 @@ void offs_kh_peer_wait(struct task_struct *t, const struct offs_sample *s,
 	if (offs_unix_stream(file)) {
 		fx->cand = OFFS_FX_PEER;
 		fx->val = fd;
+	} else if (offs_kf_kind(file) != OFFS_BK_NONE) {
+		/* Its other end's processes: found at tick end (kfile.c). */
+		fx->cand = OFFS_FX_FILE;
+		fx->val = fd;
+		fx->fcmd = writing;
 	}
 	fput(file);
 }

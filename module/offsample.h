@@ -88,13 +88,15 @@ struct offs_wobj_addr {
  * OFFS_WAIT_* kind and uaddr the id as the call gave it.  OFFS_FX_KLOCK: a
  * kernel lock (reason "lock" outside futex()), looked up by its owner.
  * OFFS_FX_PEER: a read or write on a connected UNIX stream socket, fd val.
+ * OFFS_FX_FILE: a read (fcmd 0) or write (1) on a pipe, FIFO, TCP or UDP
+ * socket, fd val.
  * OFFS_FX_FLOCK: a file lock wait on fd val, fcmd the OFFS_FL_* call:
  * flock(2) (uaddr: F_RDLCK or F_WRLCK), fcntl(2) F_SETLKW or F_OFD_SETLKW
  * (uaddr: the struct flock's user address).
  */
 enum {
 	OFFS_FX_NONE, OFFS_FX_WAIT, OFFS_FX_PI, OFFS_FX_GIL, OFFS_FX_CHILD,
-	OFFS_FX_KLOCK, OFFS_FX_PEER, OFFS_FX_FLOCK
+	OFFS_FX_KLOCK, OFFS_FX_PEER, OFFS_FX_FLOCK, OFFS_FX_FILE
 };
 
 /* Which call an OFFS_FX_FLOCK wait is in. */
@@ -107,7 +109,7 @@ struct offs_fxwait {
 	unsigned long uaddr;
 	u32 val;
 	u8 cand;		/* OFFS_FX_* */
-	u8 fcmd;		/* OFFS_FX_FLOCK: OFFS_FL_* */
+	u8 fcmd;		/* OFFS_FX_FLOCK: OFFS_FL_*; FILE: writing */
 	u8 gil_holder;
 	u8 gil_locked;
 	u16 py_tid;

@@ -380,6 +380,10 @@ static void offs_stacks_show_object(struct seq_file *m,
 	case OFFS_BK_FLOCK:
 	case OFFS_BK_POSIX:
 	case OFFS_BK_OFD:
+	case OFFS_BK_PIPE:
+	case OFFS_BK_FIFO:
+	case OFFS_BK_TCP:
+	case OFFS_BK_UDP:
 		seq_printf(m, "\tobject=fd%lu", k->uaddr);
 		return;
 	case OFFS_BK_RWSEM:

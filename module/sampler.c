@@ -178,6 +178,8 @@ static void offs_walk(struct offs_walk *w, bool kthreads, struct cgroup *target,
 	struct offs_snap_out *out;
 	struct offs_rec *rec;
 	unsigned int seen, i, k;
+	/* Parents are only read for wait4()'s holders (blocker.c). */
+	bool parents = READ_ONCE(offs_blockers);
 	bool first;
 	int tries;
 
@@ -211,7 +213,7 @@ static void offs_walk(struct offs_walk *w, bool kthreads, struct cgroup *target,
 				.tid = t->pid, .tgid = t->tgid,
 			};
 			/* For wait4(): whose child a process is (blocker.c). */
-			if (t == g)
+			if (t == g && parents)
 				out->ptgid = rcu_dereference(t->real_parent)->tgid;
 			if (!kthreads && (READ_ONCE(t->flags) & PF_KTHREAD)) {
 				w->kthreads++;

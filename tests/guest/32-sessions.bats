@@ -163,14 +163,15 @@ sleepers() {
 	assert_equal "$(sum_counts "$d/rec")" $((4 * $(hdr_get ticks "$d/rec")))
 	# record -- CMD at 29 Hz: the command's sleep alone, at most once a
 	# tick of its window, missing only the ticks before its exec and
-	# after its exit (shell steps under emulation).
+	# after its exit (shell steps under emulation): 70% of the window,
+	# or (those steps slow on a loaded host) 80% of sleep's own 2 s.
 	assert_equal "$(cat "$d/cmd.err")" ""
 	assert_equal "$(hdr_get source "$d/cmd") $(hdr_get hz "$d/cmd") $(hdr_get key "$d/cmd")" "session 29 comm,pid"
 	assert_equal "$(sum_counts "$d/cmd" '$6 != "sleep" && $6 != "offsample"')" 0
 	n=$(sum_counts "$d/cmd" '$6 == "sleep"')
 	t=$(hdr_get ticks "$d/cmd")
 	echo "record -- sleep 2: $n samples of sleep in $t ticks"
-	[ "$n" -le "$t" ] && [ $((n * 10)) -ge $((t * 7)) ]
+	[ "$n" -le "$t" ] && { [ $((n * 10)) -ge $((t * 7)) ] || [ "$n" -ge $((2 * 29 * 8 / 10)) ]; }
 	# top: three refreshes, its own windows, no word of the drains.
 	assert_equal "$(cat "$d/top.err")" ""
 	assert_equal "$(grep -c '^last [0-9.]* s: ' "$d/top")" 3

@@ -7,7 +7,10 @@
 # holder and seven waiters beside three spinners) and prints the
 # id of every thread; the holders the module names are checked against
 # those ids, the objects against what each waits on.  ps(1) is the
-# independent witness of who is whose child and in which process group.
+# independent witness of who is whose child and in which process group,
+# /proc/locks of who holds a file lock, and procfs (every process's
+# descriptors, /proc/net/{tcp,udp}[6]) of who holds a pipe's other end or
+# a local connection's peer socket.
 #
 # Kernels: every test kernel (wait4, rw_semaphore and run-queue internals
 # differ; on PREEMPT_RT kernel locks are rt_mutexes, kind rtmutex).
@@ -30,6 +33,7 @@ capture() {
 	wait_line "$out" '^ready$' 600 "$pid" > /dev/null
 	ps -eo pid,ppid,pgid,comm > "$d/$1.ps"
 	cat /proc/locks > "$d/$1.locks"
+	fdsnap > "$d/$1.fds"
 	cat $P/drain > /dev/null
 	sleep 3
 	cat $P/drain > "$d/$1.raw"
@@ -37,6 +41,69 @@ capture() {
 	cp "$d/$1.raw" "$ARTIFACTS/waitfor-$1.stacks" 2>/dev/null || true
 	kill "$pid"
 	wait "$pid" 2>/dev/null || true
+}
+
+# fdsnap: procfs's account of open files, one perl for the whole host:
+# "fd PID FD TARGET FLAGS" for every descriptor (TARGET as readlink says,
+# blanks as _; FLAGS octal, from fdinfo), "sys PID NR ARG0" for every
+# process's system call, and "PROTO LOCAL REMOTE INODE" for every TCP and
+# UDP socket.
+fdsnap() {
+	perl -e '
+		for my $f (glob "/proc/[0-9]*/fd/*") {
+			my ($p, $fd) = $f =~ m{^/proc/(\d+)/fd/(\d+)$} or next;
+			my $t = readlink($f) // next;
+			$t =~ s/\s/_/g;
+			open(my $h, "<", "/proc/$p/fdinfo/$fd") or next;
+			my ($fl) = map { /^flags:\s+([0-7]+)/ ? $1 : () } <$h>;
+			print "fd $p $fd $t ", $fl // "-", "\n";
+		}
+		for my $s (glob "/proc/[0-9]*/syscall") {
+			my ($p) = $s =~ m{^/proc/(\d+)/};
+			open(my $h, "<", $s) or next;
+			my @a = split " ", scalar(<$h>) // "";
+			print "sys $p $a[0] ", hex($a[1] // 0), "\n" if @a > 1;
+		}
+		for my $proto (qw(tcp tcp6 udp udp6)) {
+			open(my $h, "<", "/proc/net/$proto") or next;
+			<$h>;
+			while (<$h>) {
+				my @c = split;
+				print "$proto $c[1] $c[2] $c[9]\n";
+			}
+		}'
+}
+
+# fd_holders CAPTURE PID: the processes other than PID holding the other
+# end of the descriptor PID's read or write (per its system call, as
+# procfs said) is on: a pipe or FIFO's writers (PID reads) or readers (PID
+# writes); a TCP or UDP socket's peer socket on this host (TCP: the socket
+# whose addresses are PID's swapped; UDP: also a bound, unconnected one).
+fd_holders() {
+	awk -v pid="$2" '
+		$1 == "sys" && $2 == pid { nr = $3; fd = $4 }
+		$1 == "fd" { n++; p[n] = $2; f[n] = $3; t[n] = $4; fl[n] = $5 }
+		$1 ~ /^(tcp|udp)6?$/ { m++; pr[m] = $1; lo[m] = $2; re[m] = $3; ino[m] = $4 }
+		END {
+			for (i = 1; i <= n; i++) if (p[i] == pid && f[i] == fd) want = t[i]
+			# read(0) readv(19) recvfrom(45) recvmsg(47): a reader
+			reading = nr == 0 || nr == 19 || nr == 45 || nr == 47
+			if (want ~ /^socket:\[/) {
+				s = substr(want, 9, length(want) - 9)
+				for (k = 1; k <= m; k++) if (ino[k] == s) me = k
+				for (k = 1; k <= m && me; k++)
+					if (k != me && pr[k] == pr[me] && lo[k] == re[me] &&
+					    (re[k] == lo[me] || (pr[k] ~ /^udp/ && re[k] ~ /^0+:0000$/)))
+						want = "socket:[" ino[k] "]"
+				if (want ~ "^socket:\\[" s "\\]$") exit
+			}
+			for (i = 1; i <= n; i++) {
+				acc = substr(fl[i], length(fl[i])) % 4
+				if (t[i] != want || p[i] == pid) continue
+				if (want !~ /^socket:/ && (reading ? acc == 0 : acc == 1)) continue
+				if (!(p[i] in seen)) { seen[p[i]]; print p[i] }
+			}
+		}' "$BATS_FILE_TMPDIR/$1.fds" | sort -n
 }
 
 setup_file() {
@@ -213,9 +280,67 @@ locks_holder() {
 	assert_output ''
 }
 
+# file_edges CAPTURE WAITER KIND: the holders of WAITER's KIND edges, after
+# checking every such edge is on the descriptor procfs says it waits on.
+file_edges() {
+	local fd
+	fd=$(awk -v w="$2" '$1 == "sys" && $2 == w { print $4 }' "$BATS_FILE_TMPDIR/$1.fds")
+	[ -n "$fd" ] || return 1
+	edges "$1" "$2" | awk -v k="$3" -v o="fd$fd" '$1 == k && $2 != o { bad = 1 } $1 == k { print $3 } END { exit bad }' | sort -n
+}
+
+@test "a pipeline whose last stage sleeps: each stage waits for the next (procfs's readers), a chain to the sleeper" {
+	local a b c
+	a=$(tid_of wait wf-pipe-a)
+	b=$(tid_of wait wf-pipe-b)
+	c=$(tid_of wait wf-pipe-c)
+	# procfs: the only other process holding a's and b's pipes for reading.
+	[ "$(fd_holders wait "$a")" = "$b" ]
+	[ "$(fd_holders wait "$b")" = "$c" ]
+	run -0 file_edges wait "$a" pipe
+	assert_output "$b"
+	run -0 file_edges wait "$b" pipe
+	assert_output "$c"
+	run -0 edges wait "$a"
+	assert_output --regexp "^pipe fd[0-9]+ $b sampled [0-9]+ [0-9]+\$"
+	# The chain ends at the sleeping last stage.
+	run -0 "$OFFS" blockers --no-symbolize "$BATS_FILE_TMPDIR/wait.stacks"
+	assert_line --regexp "^samples=[0-9]+ waiter=$a .* kind=pipe object=fd[0-9]+ holder=$b .* chain=$a>$b>$c "
+}
+
+@test "a FIFO's reader waits for the process holding it open for writing" {
+	local r w
+	r=$(tid_of wait wf-fifo-r)
+	w=$(tid_of wait wf-fifo-w)
+	[ "$(fd_holders wait "$r")" = "$w" ]
+	run -0 file_edges wait "$r" fifo
+	assert_output "$w"
+	# The writer sleeps in pause(): no edge.
+	run -0 edges wait "$w"
+	assert_output ''
+}
+
+@test "TCP over 127.0.0.1 and ::1, connected UDP: a client waits for the process holding the peer socket" {
+	local n srv cli
+	for n in t t6 d; do
+		srv=$(tid_of wait "wf-${n%6}srv${n#?}")
+		cli=$(tid_of wait "wf-${n%6}cli${n#?}")
+		[ -n "$srv" ] && [ -n "$cli" ]
+		# /proc/net says who holds the peer socket.
+		[ "$(fd_holders wait "$cli")" = "$srv" ]
+		run -0 file_edges wait "$cli" "$([ "$n" = d ] && echo udp || echo tcp)"
+		assert_output "$srv"
+	done
+}
+
 @test "the statistics count the lookups; offsample blockers shows the chain" {
 	run -0 stat_get blocker_found "$BATS_FILE_TMPDIR/stats"
 	[ "$output" -gt 0 ]
+	# The descriptor scans for pipe and socket ends, within their bound.
+	run -0 stat_get blocker_fds "$BATS_FILE_TMPDIR/stats"
+	[ "$output" -gt 0 ]
+	run -0 stat_get blocker_fds_cut "$BATS_FILE_TMPDIR/stats"
+	assert_output 0
 	run -0 "$OFFS" blockers "$BATS_FILE_TMPDIR/wait.stacks"
 	assert_output --partial 'wf-waitpid'
 	assert_output --partial 'wf-child-h'

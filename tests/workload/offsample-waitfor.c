@@ -26,6 +26,15 @@
  *               another, wf-plk-w waits for bytes 50-149, wf-ofd-w (an
  *               OFD read lock) for bytes 0-9, and wf-plk-x took bytes
  *               200-299 (no conflict) and sleeps;
+ *   wf-pipe-a | wf-pipe-b | wf-pipe-c (processes): a pipeline whose last
+ *               stage sleeps: wf-pipe-b waits to write to wf-pipe-c, and
+ *               wf-pipe-a to write to wf-pipe-b (nobody else holds an end);
+ *   wf-fifo-r reads from a FIFO that wf-fifo-w holds open for writing and
+ *               never writes to;
+ *   wf-tcli, wf-tcli6 read from a TCP connection over 127.0.0.1 and ::1
+ *               whose servers wf-tsrv, wf-tsrv6 accepted and sleep;
+ *               wf-dcli reads from a UDP socket connected to wf-dsrv's,
+ *               which sleeps;
  *   with --spin, only wf-spin (process, three threads on CPU 1): each
  *               waits in the run queue for the one running;
  *   with --mixed, only wf-lock (process, eight threads wf-locker taking
@@ -50,6 +59,9 @@
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/stat.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -348,6 +360,177 @@ static void ofd_w(const char *n)
 	plk_take(n, F_OFD_SETLKW, F_RDLCK, 0, 10);
 }
 
+/* The pipeline's pipes: wf-pipe-a -> p1 -> wf-pipe-b -> p2 -> wf-pipe-c. */
+static int p1[2], p2[2];
+
+/* Close every pipe end but keep (-1: none). */
+static void pipes_keep(int keep1, int keep2)
+{
+	int fds[] = { p1[0], p1[1], p2[0], p2[1] };
+	unsigned int i;
+
+	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+		if (fds[i] != keep1 && fds[i] != keep2)
+			close(fds[i]);
+}
+
+static void write_all(int fd, const char *b, size_t n)
+{
+	ssize_t w;
+
+	while (n) {
+		w = write(fd, b, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			_exit(1);
+		b += w;
+		n -= (size_t)w;
+	}
+}
+
+static char pipe_buf[1 << 16];
+
+/* wf-pipe-a: writes as fast as wf-pipe-b reads. */
+static void pipe_a(const char *n)
+{
+	name(n);
+	pipes_keep(p1[1], -1);
+	for (;;)
+		write_all(p1[1], pipe_buf, sizeof(pipe_buf));
+}
+
+/* wf-pipe-b: copies p1 to p2. */
+static void pipe_b(const char *n)
+{
+	ssize_t r;
+
+	name(n);
+	pipes_keep(p1[0], p2[1]);
+	for (;;) {
+		r = read(p1[0], pipe_buf, sizeof(pipe_buf));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			_exit(1);
+		write_all(p2[1], pipe_buf, (size_t)r);
+	}
+}
+
+/* wf-pipe-c: the slow last stage, asleep with its read end open. */
+static void pipe_c(const char *n)
+{
+	name(n);
+	pipes_keep(p2[0], -1);
+	for (;;)
+		pause();
+}
+
+static char fifo_path[64];
+
+static void fifo_r(const char *n)
+{
+	char b;
+	int fd;
+
+	name(n);
+	fd = open(fifo_path, O_RDONLY);	/* until wf-fifo-w opens it */
+	if (fd < 0) {
+		perror("offsample-waitfor: open fifo");
+		_exit(1);
+	}
+	while (read(fd, &b, 1) < 0 && errno == EINTR)
+		;
+	_exit(0);
+}
+
+static void fifo_w(const char *n)
+{
+	name(n);
+	if (open(fifo_path, O_WRONLY) < 0) {
+		perror("offsample-waitfor: open fifo");
+		_exit(1);
+	}
+	for (;;)
+		pause();
+}
+
+/* The listening or bound socket of the next server, and its address. */
+static int srv_fd;
+static struct sockaddr_storage srv_addr;
+static socklen_t srv_len;
+
+/* A socket of type on the loopback address of family, bound, in srv_*. */
+static void srv_open(int family, int type)
+{
+	struct sockaddr_in *a4 = (struct sockaddr_in *)&srv_addr;
+	struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&srv_addr;
+
+	memset(&srv_addr, 0, sizeof(srv_addr));
+	if (family == AF_INET) {
+		a4->sin_family = AF_INET;
+		a4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		srv_len = sizeof(*a4);
+	} else {
+		a6->sin6_family = AF_INET6;
+		a6->sin6_addr = in6addr_loopback;
+		srv_len = sizeof(*a6);
+	}
+	srv_fd = socket(family, type, 0);
+	if (srv_fd < 0 || bind(srv_fd, (struct sockaddr *)&srv_addr, srv_len) ||
+	    getsockname(srv_fd, (struct sockaddr *)&srv_addr, &srv_len) ||
+	    (type == SOCK_STREAM && listen(srv_fd, 1))) {
+		perror("offsample-waitfor: server socket");
+		exit(1);
+	}
+}
+
+/* wf-tsrv, wf-tsrv6: accept one client and sleep (the slow server). */
+static void tsrv(const char *n)
+{
+	name(n);
+	if (accept(srv_fd, NULL, NULL) < 0) {
+		perror("offsample-waitfor: accept");
+		_exit(1);
+	}
+	close(srv_fd);
+	for (;;)
+		pause();
+}
+
+/* wf-dsrv: sleeps with its bound UDP socket. */
+static void dsrv(const char *n)
+{
+	sleeper(n);
+}
+
+/* wf-tcli, wf-tcli6, wf-dcli: connect to the server and wait for it. */
+static void cli(const char *n)
+{
+	int s, type = strcmp(n, "wf-dcli") ? SOCK_STREAM : SOCK_DGRAM;
+	char b;
+
+	name(n);
+	close(srv_fd);
+	s = socket(srv_addr.ss_family, type, 0);
+	if (s < 0 || connect(s, (struct sockaddr *)&srv_addr, srv_len)) {
+		perror("offsample-waitfor: connect");
+		_exit(1);
+	}
+	while (recv(s, &b, 1, 0) < 0 && errno == EINTR)
+		;
+	_exit(0);
+}
+
+/* A server (tsrv or dsrv) and its client, then the server's socket closed. */
+static void server_pair(int family, int type, const char *srv, const char *c)
+{
+	srv_open(family, type);
+	child(type == SOCK_STREAM ? tsrv : dsrv, srv);
+	child(cli, c);
+	close(srv_fd);
+}
+
 static void *spin(void *arg)
 {
 	volatile unsigned long n = 0;
@@ -465,9 +648,28 @@ int main(int argc, char **argv)
 		child(plk_w, "wf-plk-w");
 		child(ofd_w, "wf-ofd-w");
 		child(plk_x, "wf-plk-x");
+		if (pipe(p1) || pipe(p2)) {
+			perror("offsample-waitfor: pipe");
+			return 1;
+		}
+		child(pipe_a, "wf-pipe-a");
+		child(pipe_b, "wf-pipe-b");
+		child(pipe_c, "wf-pipe-c");
+		pipes_keep(-1, -1);
+		snprintf(fifo_path, sizeof(fifo_path), "/tmp/offsample-waitfor-%d.fifo", (int)getpid());
+		if (mkfifo(fifo_path, 0600)) {
+			perror("offsample-waitfor: mkfifo");
+			return 1;
+		}
+		child(fifo_r, "wf-fifo-r");
+		child(fifo_w, "wf-fifo-w");
+		server_pair(AF_INET, SOCK_STREAM, "wf-tsrv", "wf-tcli");
+		server_pair(AF_INET6, SOCK_STREAM, "wf-tsrv6", "wf-tcli6");
+		server_pair(AF_INET, SOCK_DGRAM, "wf-dsrv", "wf-dcli");
 		sleep(1);	/* everyone has the files open */
 		unlink(flk_path);
 		unlink(plk_path);
+		unlink(fifo_path);
 	}
 	sleep(3);			/* everyone waits by now */
 	printf("ready\n");
