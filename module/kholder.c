@@ -68,48 +68,15 @@
 #include "wobj.h"
 #include "ustack.h"
 
-/* waitid()'s id types (include/uapi/linux/wait.h; P_PGID 0: the caller's). */
-#define OFFS_P_ALL	0
-#define OFFS_P_PID	1
-#define OFFS_P_PGID	2
-
 void offs_kh_child_wait(const struct offs_sample *s, struct offs_fxwait *fx)
 {
-	long id;
+	int id = 0, what = offs_wait_decode(s, &id);
 
-	if (s->syscall == __NR_wait4) {
-		/* wait4(pid, ...): > 0 a child, -1 any, 0 or < -1 a group. */
-		id = (int)s->args[0];
-		if (id > 0)
-			fx->val = OFFS_WAIT_PID;
-		else if (id == -1)
-			fx->val = OFFS_WAIT_ANY;
-		else
-			fx->val = OFFS_WAIT_PGID;
-		if (id < -1)
-			id = -id;
-	} else if (s->syscall == __NR_waitid) {
-		id = (int)s->args[1];
-		switch ((int)s->args[0]) {
-		case OFFS_P_ALL:
-			fx->val = OFFS_WAIT_ANY;
-			break;
-		case OFFS_P_PID:
-			if (id <= 0)
-				return;
-			fx->val = OFFS_WAIT_PID;
-			break;
-		case OFFS_P_PGID:
-			if (id < 0)
-				return;
-			fx->val = OFFS_WAIT_PGID;
-			break;
-		default:
-			return;		/* P_PIDFD: not followed */
-		}
-	} else {
+	/* A pidfd wait is not followed; an invalid id does not wait. */
+	if (what != OFFS_WAIT_PID && what != OFFS_WAIT_PGID &&
+	    what != OFFS_WAIT_ANY)
 		return;
-	}
+	fx->val = what;
 	fx->uaddr = id;
 	fx->cand = OFFS_FX_CHILD;
 }

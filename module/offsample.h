@@ -102,8 +102,8 @@ enum {
 /* Which call an OFFS_FX_FLOCK wait is in. */
 enum { OFFS_FL_FLOCK, OFFS_FL_POSIX, OFFS_FL_OFD };
 
-/* What an OFFS_FX_CHILD wait waits for. */
-enum { OFFS_WAIT_PID, OFFS_WAIT_PGID, OFFS_WAIT_ANY };
+/* What a wait4()/waitid() call (an OFFS_FX_CHILD wait) waits for. */
+enum { OFFS_WAIT_PID, OFFS_WAIT_PGID, OFFS_WAIT_ANY, OFFS_WAIT_PIDFD };
 
 struct offs_fxwait {
 	unsigned long uaddr;

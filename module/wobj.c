@@ -191,6 +191,48 @@ static bool offs_describe_fd(struct task_struct *t, unsigned int fd,
 }
 
 /*
+ * What a wait4() or waitid() call waits for: OFFS_WAIT_PID (*id the
+ * pid), OFFS_WAIT_PGID (*id the group, 0: the caller's own),
+ * OFFS_WAIT_ANY, OFFS_WAIT_PIDFD (*id the descriptor), or -EINVAL: ids
+ * with which the call fails rather than wait (wait4(INT_MIN), waitid()
+ * P_PID <= 0, P_PGID < 0, an unknown id type).  Ids are numbered in the
+ * waiter's pid namespace.
+ */
+int offs_wait_decode(const struct offs_sample *s, int *id)
+{
+	int a;
+
+	if (s->syscall == __NR_wait4) {
+		/* wait4(pid, ...): > 0 a child, -1 any, 0 or < -1 a group. */
+		a = (int)s->args[0];
+		*id = a;
+		if (a > 0)
+			return OFFS_WAIT_PID;
+		if (a == -1)
+			return OFFS_WAIT_ANY;
+		if (a == INT_MIN)
+			return -EINVAL;
+		*id = -a;
+		return OFFS_WAIT_PGID;
+	}
+	if (s->syscall != __NR_waitid)
+		return -EINVAL;
+	a = (int)s->args[1];
+	*id = a;
+	switch (s->args[0]) {
+	case P_ALL:
+		return OFFS_WAIT_ANY;
+	case P_PID:
+		return a > 0 ? OFFS_WAIT_PID : -EINVAL;
+	case P_PGID:
+		return a >= 0 ? OFFS_WAIT_PGID : -EINVAL;
+	case P_PIDFD:
+		return OFFS_WAIT_PIDFD;
+	}
+	return -EINVAL;
+}
+
+/*
  * wait4(pid) and waitid(idtype, id): which children.  A process or group
  * id is numbered in the waiter's pid namespace: it is kept as the initial
  * namespace numbers it (addr->pid), for each reader to see it as its own
@@ -202,36 +244,26 @@ static void offs_wait_describe(struct task_struct *t,
 			       struct offs_wobj_addr *addr)
 {
 	struct pid_namespace *ns;
-	const char *what = NULL;	/* NULL: any child */
+	const char *what;
 	struct pid *pid;
-	int id, n, k;
+	int id = 0, n, k;
 	pid_t nr = 0;
 
-	if (s->syscall == __NR_wait4) {
-		id = (int)s->args[0];
-		if (id > 0) {
-			what = "pid";
-		} else if (id != -1) {
-			what = "pgid";
-			if (id != INT_MIN)
-				id = -id;
-		}
-	} else {
-		id = (int)s->args[1];
-		switch (s->args[0]) {
-		case P_PID:
-			what = "pid";
-			break;
-		case P_PGID:
-			what = "pgid";
-			break;
-		case P_PIDFD:
-			snprintf(buf, len, "%s(pidfd %d)", name, id);
-			return;
-		}
-	}
-	if (!what) {
+	switch (offs_wait_decode(s, &id)) {
+	case OFFS_WAIT_PID:
+		what = "pid";
+		break;
+	case OFFS_WAIT_PGID:
+		what = "pgid";
+		break;
+	case OFFS_WAIT_ANY:
 		snprintf(buf, len, "%s(any)", name);
+		return;
+	case OFFS_WAIT_PIDFD:
+		snprintf(buf, len, "%s(pidfd %d)", name, id);
+		return;
+	default:
+		snprintf(buf, len, "%s(-)", name);
 		return;
 	}
 	if (!id) {	/* its own process group */

@@ -24,6 +24,7 @@ struct task_struct;
 
 const char *offs_syscall_name(long nr);
 struct file *offs_task_fget(struct task_struct *t, unsigned int fd);
+int offs_wait_decode(const struct offs_sample *s, int *id);
 u64 offs_wobj_unit_cost(void);
 bool offs_wobj_describe(struct task_struct *t, const struct offs_sample *s,
 			char *buf, size_t len, struct offs_wobj_addr *addr);
