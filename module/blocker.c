@@ -1066,9 +1066,11 @@ static unsigned int offs_blk_files(struct task_struct * const *snap,
 	struct task_struct *c;
 	char name[TASK_COMM_LEN], comm[TASK_COMM_LEN];
 	bool cut = false;
+	u64 t0;
 
-	if (!offs_blk_nft || !n)
-		goto out;
+	if (!offs_blk_nft)
+		return nk;
+	t0 = local_clock();
 	for (k = 0; k < n && !cut; k++) {
 		i = (offs_blk_scan_from + k) % n;
 		if (out[i].tid != out[i].tgid)
@@ -1103,8 +1105,8 @@ static unsigned int offs_blk_files(struct task_struct * const *snap,
 	}
 	/* Nobody else has the other end open (or not within the bound). */
 	OFFS_STAT_ADD(blocker_unknown, offs_blk_nft - hweight_long(found));
-out:
 	offs_blk_files_put();
+	OFFS_STAT_ADD(blocker_ns_total, local_clock() - t0);
 	return nk;
 }
 
