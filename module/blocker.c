@@ -87,6 +87,8 @@ const char * const offs_blk_kind_names[OFFS_BK_NR] = {
 	[OFFS_BK_FIFO] = "fifo",
 	[OFFS_BK_TCP] = "tcp",
 	[OFFS_BK_UDP] = "udp",
+	[OFFS_BK_FUTEX] = "futex",
+	[OFFS_BK_KLOCK] = "klock",
 };
 
 const char * const offs_blk_hstate_names[OFFS_BH_NR] = {
@@ -94,6 +96,21 @@ const char * const offs_blk_hstate_names[OFFS_BH_NR] = {
 	[OFFS_BH_RUNNING] = "running",
 	[OFFS_BH_GONE] = "gone",
 	[OFFS_BH_UNSAMPLED] = "unsampled",
+	[OFFS_BH_UNKNOWN] = "unknown",
+};
+
+const char * const offs_blk_why_names[OFFS_BW_NR] = {
+	[OFFS_BW_NONE] = "-",
+	[OFFS_BW_INVALID] = "invalid",
+	[OFFS_BW_UNREADABLE] = "unreadable",
+	[OFFS_BW_BUSY] = "busy",
+	[OFFS_BW_NOCHILD] = "nochild",
+	[OFFS_BW_KERNEL] = "kernel",
+	[OFFS_BW_READERS] = "readers",
+	[OFFS_BW_NOPEER] = "nopeer",
+	[OFFS_BW_NOLOCK] = "nolock",
+	[OFFS_BW_NOBODY] = "nobody",
+	[OFFS_BW_CUT] = "cut",
 };
 
 /* glibc x86-64 layouts (the same in 2.36 and 2.41). */
@@ -142,6 +159,7 @@ struct offs_blk_pending {
 	unsigned int widx;		/* the waiter's index in the snapshot */
 	int hidx;			/* the holder's, or -1 (tick end) */
 	bool children;			/* kind child, any or group: tick end */
+	bool kids;			/* ... and a child was found */
 	int file;			/* pipe, FIFO, socket: its target, or -1 */
 	/* The waiter's records in the sessions' windows (session.c). */
 	struct offs_rec *wsrec[OFFS_SESSIONS_MAX];
@@ -545,6 +563,34 @@ offs_blk_add(const struct offs_blk_w *w, u8 kind, unsigned long obj,
 	return p;
 }
 
+/*
+ * w's wait names no holder, for the reason why (OFFS_BW_*): kept as an
+ * edge to "?" unless w has run meanwhile (then it waits no more).
+ */
+static void offs_blk_unknown(const struct offs_blk_w *w, u8 kind,
+			     unsigned long obj, u8 why)
+{
+	struct offs_blk_pending *p;
+
+	if (offs_task_ran(w->t, w->ncsw)) {
+		OFFS_STAT_ADD(blocker_raced, 1);
+		return;
+	}
+	p = offs_blk_add(w, kind, obj, NULL);
+	p->key.hstate = OFFS_BH_UNKNOWN;
+	p->key.why = why;
+}
+
+/* The kind of a futex wait whose words named nobody (kind: as read). */
+static u8 offs_blk_fkind(const struct offs_fxwait *fx, u8 kind)
+{
+	if (kind != OFFS_BK_NONE)
+		return kind;
+	if (fx->cand == OFFS_FX_GIL)
+		return OFFS_BK_GIL;
+	return fx->cand == OFFS_FX_PI ? OFFS_BK_PI : OFFS_BK_FUTEX;
+}
+
 /* A user-space lock (futex word) or the GIL: read the owner's id. */
 static void offs_blk_note_futex(const struct offs_blk_w *w,
 				const struct offs_fxwait *fx)
@@ -559,17 +605,18 @@ static void offs_blk_note_futex(const struct offs_blk_w *w,
 	int nr;
 
 	/* No CFI map needed: only data is read. */
-	if (!offs_uwin_enter_data(t)) {
-		OFFS_STAT_ADD(blocker_read_failed, 1);
-		return;
-	}
-	nr = offs_blk_read_owner(fx, &kind, &shared);
+	nr = offs_uwin_enter_data(t) ?
+	     offs_blk_read_owner(fx, &kind, &shared) : -EFAULT;
 	if (nr < 0) {
 		OFFS_STAT_ADD(blocker_read_failed, 1);
+		offs_blk_unknown(w, offs_blk_fkind(fx, kind), fx->uaddr,
+				 OFFS_BW_UNREADABLE);
 		return;
 	}
 	if (!nr) {
 		OFFS_STAT_ADD(blocker_unknown, 1);
+		offs_blk_unknown(w, offs_blk_fkind(fx, kind), fx->uaddr,
+				 OFFS_BW_INVALID);
 		return;
 	}
 	/* Woke (or exited) while we entered its memory: not waiting now. */
@@ -629,6 +676,7 @@ static void offs_blk_note_child(const struct offs_blk_w *w,
 	if ((fx->val == OFFS_WAIT_PID && !c) ||
 	    (fx->val == OFFS_WAIT_PGID && !pgrp)) {
 		OFFS_STAT_ADD(blocker_unknown, 1);
+		offs_blk_unknown(w, OFFS_BK_CHILD, fx->val, OFFS_BW_NOCHILD);
 		return;
 	}
 	p = offs_blk_add(w, OFFS_BK_CHILD, fx->val, c);
@@ -642,14 +690,16 @@ put:
 }
 
 /*
- * A holder h (referenced, or NULL: none named) for w's wait: kept for the
- * end of the tick unless w has run meanwhile (or h is w itself).
+ * A holder h (referenced, or NULL: none named, for the reason why) for
+ * w's wait: kept for the end of the tick unless w has run meanwhile (or h
+ * is w itself).
  */
 static void offs_blk_found(const struct offs_blk_w *w, u8 kind,
-			   unsigned long obj, struct task_struct *h)
+			   unsigned long obj, struct task_struct *h, u8 why)
 {
 	if (!h) {
 		OFFS_STAT_ADD(blocker_unknown, 1);
+		offs_blk_unknown(w, kind, obj, why);
 		return;
 	}
 	if (h == w->t || offs_task_ran(w->t, w->ncsw)) {
@@ -667,19 +717,28 @@ static void offs_blk_note_klock(const struct offs_blk_w *w)
 	u8 kind, obj;
 	int ret;
 
+	kind = OFFS_BK_KLOCK;
 	ret = offs_kh_klock(w->t, &h, &kind, &obj);
 	if (ret == -EBUSY) {
 		OFFS_STAT_ADD(blocker_read_failed, 1);
+		offs_blk_unknown(w, kind, obj, OFFS_BW_BUSY);
 		return;
 	}
-	offs_blk_found(w, kind, obj, ret ? NULL : h);
+	/* Not recognised: which lock is not known either. */
+	if (ret)
+		offs_blk_found(w, OFFS_BK_KLOCK, OFFS_KO_NONE, NULL,
+			       OFFS_BW_KERNEL);
+	else
+		offs_blk_found(w, kind, obj, h, kind == OFFS_BK_RWSEM ?
+			       OFFS_BW_READERS : OFFS_BW_BUSY);
 }
 
 /* A UNIX stream socket: the process at its other end. */
 static void offs_blk_note_peer(const struct offs_blk_w *w,
 			       const struct offs_fxwait *fx)
 {
-	offs_blk_found(w, OFFS_BK_UNIX, fx->val, offs_kh_peer(w->t, fx->val));
+	offs_blk_found(w, OFFS_BK_UNIX, fx->val, offs_kh_peer(w->t, fx->val),
+		       OFFS_BW_NOPEER);
 }
 
 /*
@@ -691,15 +750,23 @@ static void offs_blk_note_file(const struct offs_blk_w *w,
 {
 	struct offs_kf_target *tg;
 	struct offs_blk_pending *p;
+	int ret;
 
 	if (offs_blk_nft >= OFFS_KF_TARGETS) {
 		OFFS_STAT_ADD(blocker_dropped, 1);
 		return;
 	}
 	tg = &offs_blk_ftg[offs_blk_nft];
-	if (offs_kf_target(w->t, fx->val, fx->fcmd, tg)) {
-		/* Closed, unconnected, or a peer outside the host. */
+	ret = offs_kf_target(w->t, fx->val, fx->fcmd, tg);
+	if (ret == -ENOTCONN) {
+		/* Unconnected, or a peer outside the host. */
 		OFFS_STAT_ADD(blocker_unknown, 1);
+		offs_blk_unknown(w, tg->kind, fx->val, OFFS_BW_NOPEER);
+		return;
+	}
+	if (ret) {
+		/* The descriptor was closed or replaced: not this wait. */
+		OFFS_STAT_ADD(blocker_raced, 1);
 		return;
 	}
 	if (offs_task_ran(w->t, w->ncsw)) {
@@ -727,9 +794,11 @@ static void offs_blk_note_flock(const struct offs_blk_w *w,
 	h = offs_kh_flock(w->t, fx);
 	if (IS_ERR(h)) {
 		OFFS_STAT_ADD(blocker_read_failed, 1);
+		offs_blk_unknown(w, kind[fx->fcmd], fx->val,
+				 OFFS_BW_UNREADABLE);
 		return;
 	}
-	offs_blk_found(w, kind[fx->fcmd], fx->val, h);
+	offs_blk_found(w, kind[fx->fcmd], fx->val, h, OFFS_BW_NOLOCK);
 }
 
 /*
@@ -960,6 +1029,7 @@ static unsigned int offs_blk_children(struct task_struct * const *snap,
 					      p->key.wtgid, p->pgrp,
 					      c->hname, c->hcomm))
 				continue;
+			p->kids = true;
 			if (nk >= OFFS_BLK_CHILD_EDGES) {
 				OFFS_STAT_ADD(blocker_dropped, 1);
 				continue;
@@ -968,6 +1038,16 @@ static unsigned int offs_blk_children(struct task_struct * const *snap,
 			c->cidx = i;
 			nk++;
 		}
+	}
+	/* Waits none of whose children the walk saw: nobody named. */
+	for (i = 0; i < nw; i++) {
+		p = &offs_blk_pend[w[i].pend];
+		if (p->kids)
+			continue;
+		OFFS_STAT_ADD(blocker_unknown, 1);
+		p->children = false;		/* counted as it is */
+		p->key.hstate = OFFS_BH_UNKNOWN;
+		p->key.why = OFFS_BW_NOCHILD;
 	}
 	return nk;
 }
@@ -1063,6 +1143,7 @@ static unsigned int offs_blk_files(struct task_struct * const *snap,
 {
 	unsigned int i, k, fd, looked, budget = OFFS_BLK_SCAN_FDS;
 	unsigned long hit, others, found = 0;
+	struct offs_blk_pending *p;
 	struct task_struct *c;
 	char name[TASK_COMM_LEN], comm[TASK_COMM_LEN];
 	bool cut = false;
@@ -1104,7 +1185,15 @@ static unsigned int offs_blk_files(struct task_struct * const *snap,
 		}
 	}
 	/* Nobody else has the other end open (or not within the bound). */
-	OFFS_STAT_ADD(blocker_unknown, offs_blk_nft - hweight_long(found));
+	for (k = 0; k < offs_blk_nft; k++) {
+		if (found & BIT(k))
+			continue;
+		OFFS_STAT_ADD(blocker_unknown, 1);
+		p = &offs_blk_pend[offs_blk_fpend[k]];
+		p->file = -1;		/* counted as it is */
+		p->key.hstate = OFFS_BH_UNKNOWN;
+		p->key.why = cut ? OFFS_BW_CUT : OFFS_BW_NOBODY;
+	}
 	offs_blk_files_put();
 	OFFS_STAT_ADD(blocker_ns_total, local_clock() - t0);
 	return nk;
@@ -1116,10 +1205,10 @@ static void offs_blk_count(const struct offs_blk_pending *p,
 {
 	if (!p->key.wrec)
 		;	/* the default consumer did not count it */
-	else if (offs_table_count_edge(NULL, &p->key))
-		OFFS_STAT_ADD(blocker_found, 1);
-	else
+	else if (!offs_table_count_edge(NULL, &p->key))
 		OFFS_STAT_ADD(blocker_dropped, 1);
+	else if (p->key.hstate != OFFS_BH_UNKNOWN)
+		OFFS_STAT_ADD(blocker_found, 1);
 	offs_blk_count_sessions(p, out);
 }
 

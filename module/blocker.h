@@ -31,6 +31,8 @@ enum offs_blk_kind {
 	OFFS_BK_FIFO,		/* FIFO: likewise */
 	OFFS_BK_TCP,		/* TCP: the processes with the local peer open */
 	OFFS_BK_UDP,		/* connected UDP socket: likewise */
+	OFFS_BK_FUTEX,		/* a futex lock wait whose words named nobody */
+	OFFS_BK_KLOCK,		/* a kernel lock not identified */
 	OFFS_BK_NR
 };
 
@@ -40,11 +42,29 @@ enum offs_blk_hstate {
 	OFFS_BH_RUNNING,	/* on a CPU */
 	OFFS_BH_GONE,		/* no such thread any more (exited) */
 	OFFS_BH_UNSAMPLED,	/* alive, but not sampled in this tick */
+	OFFS_BH_UNKNOWN,	/* none named: the edge's why says why */
 	OFFS_BH_NR
+};
+
+/* Why a wait that was looked up names no holder (why=, docs/FORMAT.md). */
+enum offs_blk_why {
+	OFFS_BW_NONE,
+	OFFS_BW_INVALID,	/* the lock's words did not validate */
+	OFFS_BW_UNREADABLE,	/* its words or request could not be read */
+	OFFS_BW_BUSY,		/* a kernel lock's wait list was busy */
+	OFFS_BW_NOCHILD,	/* no such child, or none in the group */
+	OFFS_BW_KERNEL,		/* a kernel lock whose owner is not recorded */
+	OFFS_BW_READERS,	/* a kernel lock held by readers */
+	OFFS_BW_NOPEER,		/* no socket or process of this host at the other end */
+	OFFS_BW_NOLOCK,		/* no conflicting file lock held any more */
+	OFFS_BW_NOBODY,		/* nobody else has the other end open */
+	OFFS_BW_CUT,		/* the search for it stopped at its bound */
+	OFFS_BW_NR
 };
 
 extern const char * const offs_blk_kind_names[OFFS_BK_NR];
 extern const char * const offs_blk_hstate_names[OFFS_BH_NR];
+extern const char * const offs_blk_why_names[OFFS_BW_NR];
 
 /* Which kernel object a kernel-lock edge names (object=). */
 enum offs_blk_kobj {
@@ -67,6 +87,7 @@ struct offs_edge_key {
 	pid_t htid, htgid;		/* initial namespace; as read when gone */
 	u8 kind;
 	u8 hstate;
+	u8 why;				/* OFFS_BW_*: hstate unknown */
 	char wname[TASK_COMM_LEN];
 	char hname[TASK_COMM_LEN];
 	char hcomm[TASK_COMM_LEN];

@@ -141,8 +141,10 @@ static struct sock *offs_kf_peer(struct sock *sk, u8 kind)
 
 /*
  * What t waits for in a read (writing: write) on its descriptor fd: 0 and
- * *tg filled (references held: offs_kf_put()), or -ENOENT: closed, not a
- * pipe, FIFO or connected socket, or a peer outside the host.
+ * *tg filled (references held: offs_kf_put()); -ENOTCONN: a TCP or UDP
+ * socket (tg->kind) with no peer socket on this host (unconnected, or the
+ * peer is elsewhere); -EBADF, -ENOENT: fd is closed, or no longer a pipe,
+ * FIFO or such socket.
  */
 int offs_kf_target(struct task_struct *t, unsigned int fd, bool writing,
 		   struct offs_kf_target *tg)
@@ -154,7 +156,7 @@ int offs_kf_target(struct task_struct *t, unsigned int fd, bool writing,
 	memset(tg, 0, sizeof(*tg));
 	file = offs_task_fget(t, fd);
 	if (!file)
-		return -ENOENT;
+		return -EBADF;
 	tg->kind = offs_kf_kind(file);
 	tg->fop = file->f_op;
 	tg->wtgid = t->tgid;
@@ -186,7 +188,8 @@ int offs_kf_target(struct task_struct *t, unsigned int fd, bool writing,
 	}
 	if (!tg->key) {
 		offs_kf_put(tg);
-		return -ENOENT;
+		return tg->kind == OFFS_BK_TCP || tg->kind == OFFS_BK_UDP ?
+		       -ENOTCONN : -ENOENT;
 	}
 	return 0;
 }

@@ -29,7 +29,7 @@
 #ifndef OFFS_VERSION
 #define OFFS_VERSION		"0.0.0-unknown"
 #endif
-#define OFFS_FORMAT_VERSION	4
+#define OFFS_FORMAT_VERSION	5
 
 /* Reasons, in output order.  New reasons are appended. */
 enum offs_reason {

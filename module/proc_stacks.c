@@ -388,6 +388,7 @@ static void offs_stacks_show_object(struct seq_file *m,
 		return;
 	case OFFS_BK_RWSEM:
 	case OFFS_BK_RTMUTEX:
+	case OFFS_BK_KLOCK:
 		/* A kernel lock: named, never its address. */
 		seq_puts(m, k->uaddr == OFFS_KO_MMAP_LOCK ?
 			 "\tobject=mmap_lock" : "\tobject=-");
@@ -425,6 +426,8 @@ static void offs_stacks_show_edge(struct seq_file *m,
 		 * lock's owner may be the low half of a pointer).
 		 */
 		seq_puts(m, "\tholder=-\thpid=-");
+	} else if (k->hstate == OFFS_BH_UNKNOWN) {
+		seq_puts(m, "\tholder=?\thpid=?");
 	} else if (k->hstate == OFFS_BH_GONE) {
 		/* No thread to translate: the id the lock word holds. */
 		seq_printf(m, "\tholder=%d\thpid=-", k->htid);
@@ -436,9 +439,13 @@ static void offs_stacks_show_edge(struct seq_file *m,
 	offs_seq_kv_name(m, "hname", k->hname);
 	seq_printf(m, "\thstate=%s", offs_blk_hstate_names[k->hstate]);
 	if (e->hrec_id)
-		seq_printf(m, "\threc=%u\n", e->hrec_id);
+		seq_printf(m, "\threc=%u", e->hrec_id);
 	else
-		seq_puts(m, "\threc=-\n");
+		seq_puts(m, "\threc=-");
+	/* (v5) Why nobody is named. */
+	if (k->hstate == OFFS_BH_UNKNOWN && k->why < OFFS_BW_NR)
+		seq_printf(m, "\twhy=%s", offs_blk_why_names[k->why]);
+	seq_putc(m, '\n');
 }
 
 static int offs_stacks_show(struct seq_file *m, void *v)

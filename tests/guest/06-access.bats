@@ -60,7 +60,7 @@ assert_refused() {
 	sleep 0.5
 	# Sanity: the same command with capabilities reads.
 	run -0 setpriv --inh-caps=+sys_admin cat $P/stacks
-	assert_line --index 0 "# offsample stacks v4"
+	assert_line --index 0 "# offsample stacks v5"
 	run -0 nocaps grep -E '^Cap(Eff|Prm):' /proc/self/status
 	assert_line --regexp '^CapEff:[[:space:]]+0+$' 
 	assert_refused nocaps

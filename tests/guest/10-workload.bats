@@ -73,7 +73,7 @@ check_scenario() {
 @test "drain header: format, ticks at hz, samples equal the sum of counts" {
 	f=$(D)
 	run -0 head -n1 "$f"
-	assert_output "# offsample stacks v4"
+	assert_output "# offsample stacks v5"
 	assert_equal "$(hdr_get source "$f")" drain
 	assert_equal "$(hdr_get hz "$f")" 19
 	assert_equal "$(hdr_get samples "$f")" "$(sum_counts "$f")"

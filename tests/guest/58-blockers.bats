@@ -107,11 +107,22 @@ rec() {
 	assert_output --regexp "^mutex $(tid_of blk-gone-h) gone - [0-9]+\$"
 }
 
-@test "waits in garbage shaped like a locked mutex or rwlock: no holder reported" {
+# why WAITER: the why= of that waiter's edges to no holder (format v5).
+why() {
+	awk -F'\t' -v w="$(tid_of "$1")" '/^# blocker: / && $0 ~ "\twaiter=" w "\t" {
+		for (i = 1; i <= NF; i++) if ($i ~ /^why=/) print substr($i, 5)
+	}' "$BATS_FILE_TMPDIR/blk.stacks"
+}
+
+@test "waits in garbage shaped like a locked mutex or rwlock: no holder named, the reason said (holder=? why=invalid)" {
 	run -0 edge blk-junk2
-	assert_output ''
+	assert_output --regexp '^futex \? unknown - [0-9]+$'
+	run -0 why blk-junk2
+	assert_output invalid
 	run -0 edge blk-junk3
-	assert_output ''
+	assert_output --regexp '^futex \? unknown - [0-9]+$'
+	run -0 why blk-junk3
+	assert_output invalid
 	# They were looked at, every tick, and rejected.
 	run -0 awk '$1 == "blocker_unknown" { print $2 }' "$BATS_FILE_TMPDIR/stats"
 	[ "$output" -ge 40 ]
@@ -122,17 +133,21 @@ rec() {
 
 @test "a lock word whose owner field is no thread id (0x12345678): no holder, not even a gone one" {
 	run -0 edge blk-bigid
-	assert_output ''
+	assert_output --regexp '^futex \? unknown - [0-9]+$'
+	run -0 why blk-bigid
+	assert_output invalid
 	run -0 awk -F'\t' -v t="$(tid_of blk-bigid)" '!/^#/ && $5 == t { print $2 }' "$BATS_FILE_TMPDIR/blk.stacks"
 	assert_output lock
 	run -1 grep -E '^# blocker: .*holder=305419896' "$BATS_FILE_TMPDIR/blk.stacks"
 }
 
-@test "a wait on a word whose page was unmapped: the failed read is counted, nothing else" {
+@test "a wait on a word whose page was unmapped: the failed read is counted, the reason said (why=unreadable)" {
 	local ticks
 	ticks=$(hdr_get ticks "$BATS_FILE_TMPDIR/blk.stacks")
 	run -0 edge blk-unmapped
-	assert_output ''
+	assert_output --regexp '^futex \? unknown - [0-9]+$'
+	run -0 why blk-unmapped
+	assert_output unreadable
 	# Every tick of the generation read that word and failed.
 	run -0 awk '$1 == "blocker_read_failed" { print $2 }' "$BATS_FILE_TMPDIR/stats"
 	[ "$output" -ge "$ticks" ]
@@ -166,7 +181,8 @@ rec() {
 	assert_line --regexp "^samples=[0-9]+ waiter=$a wcomm=blk-main wname=blk-chain-a reason=lock kind=mutex object=0x[0-9a-f]+ holder=$b hname=blk-chain-b hwhat=lock chain=$a>$b>$c root=$c rname=blk-chain-c rwhat=sleep rframes=[^ ]*blk_hold_and_sleep"
 	assert_line --regexp "^samples=[0-9]+ waiter=$x .* holder=$y hname=blk-dl-y hwhat=lock chain=$x>$y>$x>cycle "
 	assert_line --regexp " waiter=$(tid_of blk-gone-w) .* hwhat=gone chain=[0-9]+>$(tid_of blk-gone-h) root=$(tid_of blk-gone-h) .* rwhat=gone rframes=-\$"
-	refute_output --partial "waiter=$(tid_of blk-junk2) "
+	# A wait that names no holder ends its chain at "?", with the reason.
+	assert_line --regexp "^samples=[0-9]+ waiter=$(tid_of blk-junk2) .* kind=futex object=0x[0-9a-f]+ holder=\\? hname=- hwhat=unknown:invalid chain=$(tid_of blk-junk2)>\\? root=\\? rname=- rwhat=unknown:invalid rframes=-\$"
 	# The same from the live file, piped.
 	run -0 bash -c "cat $P/stacks | '$OFFS' blockers"
 	assert_line --regexp "^samples=[0-9]+ waiter=$a .* chain=$a>$b>$c "
@@ -269,9 +285,10 @@ rec() {
 	# Every waiter of the late workload that names a holder has an edge
 	# at (nearly) every tick, as the first one's have.
 	for w in blk-chain-a blk-chain-b blk-timed-w blk-pi-wait blk-rb-wait blk-rd-wait blk-wr-wait; do
-		n=$(awk -F'\t' -v t="$(awk -v n="$w" '$1 == n { print $2 }' "$BATS_TEST_TMPDIR/late.out")" '/^# blocker: / {
+		n=$(awk -F'\t' -v t="$(awk -v n="$w" '$1 == n { print $2 }' "$BATS_TEST_TMPDIR/late.out")" '/^# blocker: / && !/\thstate=unknown/ {
 			for (i = 1; i <= NF; i++) if ($i ~ /^(# blocker: )?samples=/) { s = $i; sub(/.*samples=/, "", s) }
-			for (i = 1; i <= NF; i++) if ($i == "waiter=" t) print s }' "$f")
+			for (i = 1; i <= NF; i++) if ($i == "waiter=" t) { n += s; any = 1 } }
+			END { if (any) print n }' "$f")
 		echo "# late $w: ${n:-no} edge samples" >&3
 		[ -n "$n" ] && [ "$n" -ge $((ticks - 2)) ] || bad=1
 	done

@@ -204,8 +204,10 @@ ticks() {
 	case $(uname -r) in *-rt-*) kind=rtmutex ;; esac
 	run -0 edges wait "$w"
 	assert_line --regexp "^$kind mmap_lock $h (sampled|running) "
-	# Every mmap_lock edge of the waiter names the writer, none anyone else.
-	run -0 awk -v h="$h" '$2 == "mmap_lock" && $3 != h' <<< "$output"
+	# Every mmap_lock edge of the waiter names the writer, none anyone
+	# else (a tick that found readers holding it, or its wait list busy,
+	# names nobody: holder ?).
+	run -0 awk -v h="$h" '$2 == "mmap_lock" && $3 != h && $3 != "?"' <<< "$output"
 	assert_output ''
 	n=$(edges wait "$w" | awk '$2 == "mmap_lock" { n += $6 } END { print n + 0 }')
 	[ "$n" -ge 3 ]
@@ -331,6 +333,24 @@ file_edges() {
 		run -0 file_edges wait "$cli" "$([ "$n" = d ] && echo udp || echo tcp)"
 		assert_output "$srv"
 	done
+}
+
+@test "a wait that names no holder says why: a pipe only its own process holds (nobody), UDP to a port nobody has (nopeer)" {
+	local s f
+	s=$(tid_of wait wf-pipe-self)
+	f=$(tid_of wait wf-dfar)
+	# procfs: nobody else holds the pipe's write end; no socket is the peer.
+	[ "$(fd_holders wait "$s")" = "" ]
+	[ "$(fd_holders wait "$f")" = "" ]
+	run -0 edges wait "$s"
+	assert_output --regexp "^pipe fd[0-9]+ \? unknown - [0-9]+\$"
+	run -0 grep -E "^# blocker: .*	waiter=$s	.*	holder=\?	hpid=\?	.*	hstate=unknown	hrec=-	why=nobody\$" "$BATS_FILE_TMPDIR/wait.stacks"
+	run -0 edges wait "$f"
+	assert_output --regexp "^udp fd[0-9]+ \? unknown - [0-9]+\$"
+	run -0 grep -E "^# blocker: .*	waiter=$f	.*	why=nopeer\$" "$BATS_FILE_TMPDIR/wait.stacks"
+	# offsample blockers ends the chain there, with the reason.
+	run -0 "$OFFS" blockers --no-symbolize "$BATS_FILE_TMPDIR/wait.stacks"
+	assert_line --regexp "^samples=[0-9]+ waiter=$s .* kind=pipe object=fd[0-9]+ holder=\\? hname=- hwhat=unknown:nobody chain=$s>\\? root=\\? "
 }
 
 @test "the statistics count the lookups; offsample blockers shows the chain" {

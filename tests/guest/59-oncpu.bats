@@ -100,7 +100,7 @@ S() { echo "$BATS_FILE_TMPDIR/$1.stacks"; }
 @test "format v3: a critical column after cgroup" {
 	f=$(S spin)
 	run -0 head -n1 "$f"
-	[ "$output" = "# offsample stacks v4" ]
+	[ "$output" = "# offsample stacks v5" ]
 	grep -qx '# columns: count reason state pid tid comm tname kstack ustack wobj cgroup critical' "$f"
 	run -0 awk -F'\t' '!/^#/ && (NF != 12 || $12 !~ /^[0-9]+\.[0-9][0-9][0-9]$/) { bad++ } END { exit bad > 0 }' "$f"
 }

@@ -201,9 +201,11 @@ check_py() {
 	run -0 awk -F'\t' '!/^#/ && $10 == "futex(gil)" && $9 ~ /\[py\]spin \(/ { n += $1 } END { print n + 0 }' "$d/d"
 	echo "samples waiting for the GIL: $output"
 	[ "$output" -gt 0 ]
-	# ... and the holder named: the other spinner, as kind=gil edges.
+	# ... and the holder named: the other spinner, as kind=gil edges
+	# (those that name one: at a hand-off the GIL may read unlocked,
+	# holder=? why=invalid).
 	run -0 awk -F'\t' -v sp="$spinners" 'BEGIN { split(sp, a, " "); for (i in a) s[a[i]] = 1 }
-		/^# blocker: / && /\tkind=gil\t/ {
+		/^# blocker: / && /\tkind=gil\t/ && !/\thstate=unknown/ {
 			for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
 			sub(/^# blocker: samples=/, "", $1)
 			if (s[f["waiter"]] && s[f["holder"]] && f["waiter"] != f["holder"]) good += $1; else bad += $1

@@ -63,7 +63,7 @@ teardown_file() {
 	workload_stop
 	echo 0 > $PARAM/enabled
 	run -0 cat $P/stacks
-	assert_line --index 0 "# offsample stacks v4"
+	assert_line --index 0 "# offsample stacks v5"
 	assert_equal "$(stat_get offcpu)" $(( $(stat_get samples) + $(stat_get dropped) ))
 	run -0 rmmod offsample
 	stress_dmesg_clean

@@ -34,6 +34,37 @@ setup() {
 	assert_line --regexp '^samples=63 waiter=365 .* rframes=libc.so.6\+0xcf545$'
 }
 
+# unknown_fixture OUT: the capture with two waits that name no holder, as
+# a v5 module writes them: blk-junk2's futex words did not validate, and
+# blk-chain-c (the root of a chain) waits on a pipe nobody else has open.
+unknown_fixture() {
+	awk -v OFS='\t' '
+		/^# blockers: / { print "# blockers: 11"; next }
+		{ print }
+		/^# blocker: / && ++n == 9 {
+			print "# blocker: samples=63", "kind=futex", "object=0x5578fab63400", "waiter=377", "wpid=360", "wname=blk-junk2", "wrec=114", "holder=?", "hpid=?", "hcomm=-", "hname=-", "hstate=unknown", "hrec=-", "why=invalid"
+			print "# blocker: samples=60", "kind=pipe", "object=fd3", "waiter=363", "wpid=360", "wname=blk-chain-c", "wrec=101", "holder=?", "hpid=?", "hcomm=-", "hname=-", "hstate=unknown", "hrec=-", "why=nobody"
+		}' "$BFIX" > "$1"
+}
+
+@test "blockers: a wait that names no holder (holder=?) says why and ends its chains there" {
+	unknown_fixture "$T/u.stacks"
+	run -0 "$OFFS" blockers --no-symbolize "$T/u.stacks"
+	assert_line --index 0 '# offsample blockers: 11 waiter -> holder pairs, 567 waiter samples with a known holder, 123 with none named (holder=?) (lock samples in the input: 693, with a known holder: 567)'
+	assert_line 'samples=63 waiter=377 wcomm=blk-main wname=blk-junk2 reason=lock kind=futex object=0x5578fab63400 holder=? hname=- hwhat=unknown:invalid chain=377>? root=? rname=- rwhat=unknown:invalid rframes=-'
+	# The chain through blk-chain-c ends at its pipe, with the reason.
+	assert_line --regexp '^samples=63 waiter=365 .* holder=364 hname=blk-chain-b hwhat=lock chain=365>364>363>\? root=\? rname=- rwhat=unknown:nobody rframes=-$'
+	# Folded: the reason stands where the holder's stack would.
+	run -0 "$OFFS" blockers --no-symbolize --folded "$T/u.stacks"
+	assert_line --regexp '^blk-main;.*;\[waits for futex\];\[unknown: invalid\]_\[w\] 63$'
+	run -0 perl -ne 'BEGIN { $n = 0 } if (/'"$FOLDED_RE"'/) { $n += $2 } else { print "not folded: $_" } END { print "total $n\n" }' <<< "$output"
+	assert_output 'total 690'
+	# The picture has no arrow to nobody.
+	run -0 "$OFFS" blockers --no-symbolize --dot "$T/u.stacks"
+	refute_output --partial '"t?"'
+	refute_output --partial 'unknown'
+}
+
 @test "blockers: filters keep the edges of the records kept, renumbered" {
 	run -0 "$OFFS" blockers --no-symbolize --tid 365,364 "$BFIX"
 	[ "$(grep -c '^samples=' <<< "$output")" = 2 ]

@@ -35,6 +35,9 @@
  *               whose servers wf-tsrv, wf-tsrv6 accepted and sleep;
  *               wf-dcli reads from a UDP socket connected to wf-dsrv's,
  *               which sleeps;
+ *   wf-pipe-self reads from a pipe whose write end only its own process
+ *               holds, and wf-dfar from a UDP socket connected to a port
+ *               of 127.0.0.1 nobody has: waits that name no holder;
  *   with --spin, only wf-spin (process, three threads on CPU 1): each
  *               waits in the run queue for the one running;
  *   with --mixed, only wf-lock (process, eight threads wf-locker taking
@@ -522,6 +525,44 @@ static void cli(const char *n)
 	_exit(0);
 }
 
+/* wf-pipe-self: waits for itself (it holds the write end). */
+static void pipe_self(const char *n)
+{
+	int p[2];
+	char b;
+
+	name(n);
+	if (pipe(p))
+		_exit(1);
+	while (read(p[0], &b, 1) < 0 && errno == EINTR)
+		;
+	_exit(0);
+}
+
+/* wf-dfar: connected to a UDP port of 127.0.0.1 that nobody has. */
+static void dfar(const char *n)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t len = sizeof(a);
+	char b;
+	int s;
+
+	name(n);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	/* A free port: bound, its number read, closed. */
+	s = socket(AF_INET, SOCK_DGRAM, 0);
+	if (s < 0 || bind(s, (struct sockaddr *)&a, len) ||
+	    getsockname(s, (struct sockaddr *)&a, &len))
+		_exit(1);
+	close(s);
+	s = socket(AF_INET, SOCK_DGRAM, 0);
+	if (s < 0 || connect(s, (struct sockaddr *)&a, len))
+		_exit(1);
+	while (recv(s, &b, 1, 0) < 0 && errno == EINTR)
+		;
+	_exit(0);
+}
+
 /* A server (tsrv or dsrv) and its client, then the server's socket closed. */
 static void server_pair(int family, int type, const char *srv, const char *c)
 {
@@ -666,6 +707,8 @@ int main(int argc, char **argv)
 		server_pair(AF_INET, SOCK_STREAM, "wf-tsrv", "wf-tcli");
 		server_pair(AF_INET6, SOCK_STREAM, "wf-tsrv6", "wf-tcli6");
 		server_pair(AF_INET, SOCK_DGRAM, "wf-dsrv", "wf-dcli");
+		child(pipe_self, "wf-pipe-self");
+		child(dfar, "wf-dfar");
 		sleep(1);	/* everyone has the files open */
 		unlink(flk_path);
 		unlink(plk_path);

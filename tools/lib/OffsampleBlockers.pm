@@ -57,9 +57,11 @@ sub top_frames {
 }
 
 # What the holder was doing: its record's reason, or running, gone,
-# unsampled, or "sampled" when its record is not in the input.
+# unsampled, or "sampled" when its record is not in the input; for a wait
+# that names none (format v5), "unknown:" and why.
 sub hwhat {
 	my ($e, $recs) = @_;
+	return 'unknown:' . ($e->{why} // '?') if ($e->{hstate} // '') eq 'unknown';
 	return $e->{hstate} // '?' unless ($e->{hstate} // '') eq 'sampled';
 	my $h = $recs->{$e->{hrec} // '-'};
 	# Its record is not in the input (filtered out): sampled, no more.
@@ -106,7 +108,7 @@ sub cmd_blockers {
 	# Merge the same waiter -> holder pair over generations and records.
 	my (%pair, @pairs);
 	for my $e (@edges) {
-		my $k = join("\t", map { $e->{$_} // '-' } qw(waiter holder kind object));
+		my $k = join("\t", map { $e->{$_} // '-' } qw(waiter holder kind object why));
 		my $p = $pair{$k};
 		if (!$p) {
 			$p = $pair{$k} = { %$e, samples => 0, hwhat => {} };
@@ -131,21 +133,26 @@ sub cmd_blockers {
 	for my $e (@edges) {
 		my $w = $e->{w} or next;
 		next if $recn{$w} && $recn{$w} >= $e->{samples};
-		my $k = join("\t", map { $e->{$_} // '-' } qw(waiter holder kind object));
+		my $k = join("\t", map { $e->{$_} // '-' } qw(waiter holder kind object why));
 		($byrec{$w}, $recn{$w}) = ($pair{$k}, $e->{samples});
 	}
-	my ($total, $known) = (0, 0);
+	my ($total, $known, $none) = (0, 0, 0);
 	for my $e (@edges) {
+		if (($e->{hstate} // '') eq 'unknown') {
+			$none += $e->{samples};
+			next;
+		}
 		$total += $e->{samples};
 		$known += $e->{samples} if $e->{w} && $e->{w}{reason} eq 'lock';
 	}
-	printf "# offsample blockers: %d waiter -> holder pair%s, %d waiter samples with a known holder%s\n",
+	printf "# offsample blockers: %d waiter -> holder pair%s, %d waiter samples with a known holder%s%s\n",
 		scalar @pairs, @pairs == 1 ? '' : 's', $total,
+		$none ? ", $none with none named (holder=?)" : '',
 		$lock ? " (lock samples in the input: $lock, with a known holder: $known)" : '';
 	print "# fields: samples, the waiter (thread id, process, thread name, reason, lock kind and address),\n";
-	print "#   the holder (thread id, thread name, what it did at the same ticks: a reason, running, gone or\n";
-	print "#   unsampled), chain: waiter>holder>... to the root holder (\">cycle\": a deadlock), and the\n";
-	print "#   root holder's reason and top frames (user frames leaf first, else kernel frames)\n";
+	print "#   the holder (thread id, thread name, what it did at the same ticks: a reason, running, gone,\n";
+	print "#   unsampled; ? and unknown:WHY when none is named), chain: waiter>holder>... to the root holder\n";
+	print "#   (\">cycle\": a deadlock), and the root holder's reason and top frames (user leaf first, else kernel)\n";
 	if (!@pairs) {
 		print $has
 			? "\nNo waiter -> holder edges in the input.\n"
@@ -345,7 +352,8 @@ sub dot {
 	my (%pair, @pairs, %thr);
 	for my $e (@$edges) {
 		my ($w, $h) = ($e->{waiter} // '-', $e->{holder} // '-');
-		next if $w eq '-';
+		# A wait that names no holder (holder=?) has no arrow.
+		next if $w eq '-' || ($e->{hstate} // '') eq 'unknown';
 		my $hz = $e->{gen}{hz} && $e->{gen}{hz} =~ /^\d+\z/ && $e->{gen}{hz} > 0 ? $e->{gen}{hz} : 1;
 		my $k = join("\t", $w, $h, $e->{kind} // '?');
 		my $p = $pair{$k} //= do {
@@ -453,6 +461,7 @@ sub folded {
 		push @f, reverse(kframes($w, $o->{offsets}));
 		push @f, '[waits for ' . ($e->{kind} // '?') . ']';
 		my $hs = $e->{hstate} // '?';
+		$hs .= ': ' . ($e->{why} // '?') if $hs eq 'unknown';
 		if ($hs eq 'sampled' && $e->{h}) {
 			push @f, map { "${_}_[w]" } kframes($e->{h}, $o->{offsets}),
 				uframes($e->{h}, $o->{offsets});

@@ -15,20 +15,24 @@ Usage: offsample blockers [--folded | --dot | --graph -o FILE.svg]
 Who holds the locks threads wait for.  At each sample the module reads
 the holder of the user-space lock a blocked thread waits on (a glibc
 mutex's owner, the writer of a glibc rwlock, the owner of a
-priority-inheritance futex, the thread holding CPython's GIL), validated,
-never guessed, and counts
+priority-inheritance futex, the thread holding CPython's GIL) and of
+waits in the kernel (a child, the thread on the waiter's CPU, mmap_lock's
+writer, an rt_mutex's owner, a socket's or pipe's other end, a file
+lock), validated, never guessed, and counts
 waiter -> holder edges with what the holder was doing at the same tick
 (offsample(4), parameter blockers).  This command prints one line per
 waiter -> holder pair, most samples first:
 
   samples=N waiter=TID wcomm=PROCESS wname=THREAD reason=REASON
-  kind=mutex|robust|pi|rwlock|gil object=ADDRESS holder=TID hname=THREAD
+  kind=KIND object=OBJECT holder=TID hname=THREAD
   hwhat=WHAT chain=TID>TID>... root=TID rname=THREAD rwhat=WHAT
   rframes=FRAME;FRAME;...
 
 hwhat is what the holder did while the waiter waited: its wait reason
 (io, lock, sleep, ...; cpu when it was running), running (on a CPU but
-not sampled), gone (it exited holding the lock) or unsampled.  chain follows the holder's own waits to the thread
+not sampled), gone (it exited holding the lock) or unsampled; a wait
+that names no holder has holder=? and hwhat=unknown:WHY (nobody, nopeer,
+invalid, kernel, ...: docs/FORMAT.md).  chain follows the holder's own waits to the thread
 at its root (">cycle" at the end: the threads wait for each other, a
 deadlock); rwhat and rframes say what that root holder did (its user
 frames, leaf first, else its kernel frames).  Thread ids are as seen
