@@ -575,9 +575,11 @@ base_time() {
 	t1=$(date +%s)
 	assert_success
 	assert_regex "$stderr" '^offsample-symbolize: debuginfod: [5-7] s spent asking; not asked again in this run$'
-	# Asking all twelve would take 9.6 s: the run stopped at 6 s (and
-	# did the rest), beside what the same run costs without a server.
-	[ $((t1 - t0)) -le $((base + 8)) ] || { echo "took $((t1 - t0)) s, $base s without a server"; false; }
+	# It stopped asking at 6 s (the message above; which files were
+	# asked is counted below); the time only catches a run that hangs:
+	# under load the rest of the run stretches too (14 s against 2 s
+	# without a server was seen on a loaded 2-CPU host).
+	[ $((t1 - t0)) -le $((base + 30)) ] || { echo "took $((t1 - t0)) s, $base s without a server"; false; }
 	# 0.8 s each: seven asked (5.6 s; less than a second was left for
 	# the eighth; fewer on a loaded machine), the others not; each miss
 	# cached.
