@@ -564,21 +564,29 @@ offs_blk_add(const struct offs_blk_w *w, u8 kind, unsigned long obj,
 }
 
 /*
+ * p names no holder, for the reason why (OFFS_BW_*): counted as it is, an
+ * edge to "?", not matched at the end of the tick.
+ */
+static void offs_blk_set_unknown(struct offs_blk_pending *p, u8 why)
+{
+	p->children = false;
+	p->file = -1;
+	p->key.hstate = OFFS_BH_UNKNOWN;
+	p->key.why = why;
+}
+
+/*
  * w's wait names no holder, for the reason why (OFFS_BW_*): kept as an
  * edge to "?" unless w has run meanwhile (then it waits no more).
  */
 static void offs_blk_unknown(const struct offs_blk_w *w, u8 kind,
 			     unsigned long obj, u8 why)
 {
-	struct offs_blk_pending *p;
-
 	if (offs_task_ran(w->t, w->ncsw)) {
 		OFFS_STAT_ADD(blocker_raced, 1);
 		return;
 	}
-	p = offs_blk_add(w, kind, obj, NULL);
-	p->key.hstate = OFFS_BH_UNKNOWN;
-	p->key.why = why;
+	offs_blk_set_unknown(offs_blk_add(w, kind, obj, NULL), why);
 }
 
 /* The kind of a futex wait whose words named nobody (kind: as read). */
@@ -1045,9 +1053,7 @@ static unsigned int offs_blk_children(struct task_struct * const *snap,
 		if (p->kids)
 			continue;
 		OFFS_STAT_ADD(blocker_unknown, 1);
-		p->children = false;		/* counted as it is */
-		p->key.hstate = OFFS_BH_UNKNOWN;
-		p->key.why = OFFS_BW_NOCHILD;
+		offs_blk_set_unknown(p, OFFS_BW_NOCHILD);
 	}
 	return nk;
 }
@@ -1143,7 +1149,6 @@ static unsigned int offs_blk_files(struct task_struct * const *snap,
 {
 	unsigned int i, k, fd, looked, budget = OFFS_BLK_SCAN_FDS;
 	unsigned long hit, others, found = 0;
-	struct offs_blk_pending *p;
 	struct task_struct *c;
 	char name[TASK_COMM_LEN], comm[TASK_COMM_LEN];
 	bool cut = false;
@@ -1189,10 +1194,8 @@ static unsigned int offs_blk_files(struct task_struct * const *snap,
 		if (found & BIT(k))
 			continue;
 		OFFS_STAT_ADD(blocker_unknown, 1);
-		p = &offs_blk_pend[offs_blk_fpend[k]];
-		p->file = -1;		/* counted as it is */
-		p->key.hstate = OFFS_BH_UNKNOWN;
-		p->key.why = cut ? OFFS_BW_CUT : OFFS_BW_NOBODY;
+		offs_blk_set_unknown(&offs_blk_pend[offs_blk_fpend[k]],
+				     cut ? OFFS_BW_CUT : OFFS_BW_NOBODY);
 	}
 	offs_blk_files_put();
 	OFFS_STAT_ADD(blocker_ns_total, local_clock() - t0);
