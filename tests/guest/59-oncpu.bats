@@ -279,12 +279,15 @@ S() { echo "$BATS_FILE_TMPDIR/$1.stacks"; }
 	row=$(printf '%s\n' "${lines[@]}" | awk '$1 == "ocp-spin" && NF == 11')
 	echo "$row"
 	[ -n "$row" ]
-	# cpu-user is the third column; sched the seventh; both above 0.
-	cu=$(echo "$row" | awk '{ sub(/%/, "", $3); print int($3) }')
-	[ "$cu" -gt 0 ]
+	# cpu-user is the third column, cpu-kernel the fourth: above 0 for
+	# the user spinners and for the thread reading /dev/zero.  Compared
+	# as decimals: the kernel spinner is mostly preempted (sched), and on
+	# a loaded host its cpu share was 0.4% of its process (CI of 2ed434b
+	# failed on int() of it); "-" is no sample at all.
+	echo "$row" | awk '{ sub(/%$/, "", $3); exit !($3 != "-" && $3 + 0 > 0) }'
 	krow=$(printf '%s\n' "${lines[@]}" | awk '$1 == "ocp-kspin" && NF == 11')
-	ck=$(echo "$krow" | awk '{ sub(/%/, "", $4); print int($4) }')
-	[ "$ck" -gt 0 ]
+	echo "$krow"
+	echo "$krow" | awk '{ sub(/%$/, "", $4); exit !($4 != "-" && $4 + 0 > 0) }'
 }
 
 @test "no splat in dmesg (IPI callbacks, unwinding in hard IRQ)" {
