@@ -498,8 +498,11 @@ base_time() {
 	listener "$T/conn.log"
 	local how t0 t1 n base
 	mkstacks "$T/in" "$V/e/prog" "" "$V/b1/prog" "" "$V/d/progx" "$S/progx"
-	# Times are compared with a run that asks no server, on the same
-	# (maybe loaded) machine: what asking adds, not the machine's speed.
+	# Bounded: the server is asked once (one connection), then the run
+	# stops asking; the time is only bounded against a hang, over a run
+	# that asks no server on the same (maybe loaded) machine (a bound of
+	# +4 s failed the make test of e1f1037: 8 s against 1 s, one
+	# connection, beside two guests).
 	base=$(base_time "$T/in")
 	for how in debuginfod-find curl perl; do
 		rm -rf "$T/cache" "$T/dfd-cache"
@@ -509,11 +512,10 @@ base_time() {
 		t1=$(date +%s)
 		assert_success
 		# One time-out of 2 s (debuginfod-find is told
-		# DEBUGINFOD_RETRY_LIMIT=0), then the run stops asking (generous
-		# for a loaded machine).
-		[ $((t1 - t0)) -le $((base + 4)) ] || { echo "$how: took $((t1 - t0)) s, $base s without a server"; false; }
+		# DEBUGINFOD_RETRY_LIMIT=0), then the run stops asking.
+		[ $((t1 - t0)) -le $((base + 30)) ] || { echo "$how: took $((t1 - t0)) s, $base s without a server"; false; }
 		assert_regex "$stderr" "^offsample-symbolize: debuginfod: .*; not asked again for 600 s\$"
-		[ "$(connections "$T/conn.log")" -gt "$n" ] || false
+		assert_equal "$(connections "$T/conn.log")" "$((n + 1))"
 		# e/prog stays raw; the debuglink and MiniDebugInfo files are named.
 		run -0 ustacks <<< "$output"
 		assert_line --index 0 "$(ustack "$V/e/prog")"
@@ -528,7 +530,7 @@ base_time() {
 		t1=$(date +%s)
 		assert_success
 		assert_equal "$stderr" ""
-		[ $((t1 - t0)) -le $((base + 2)) ] || { echo "$how: took $((t1 - t0)) s, $base s without a server"; false; }
+		[ $((t1 - t0)) -le $((base + 30)) ] || { echo "$how: took $((t1 - t0)) s, $base s without a server"; false; }
 		assert_equal "$(connections "$T/conn.log")" "$n"
 		run -0 ustacks <<< "$output"
 		assert_line --index 1 "$(named prog)"
