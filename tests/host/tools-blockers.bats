@@ -93,6 +93,34 @@ unknown_fixture() {
 	assert_line --regexp '^blk-main;.*;\[waits for mutex\];\[gone\]_\[w\] 63$'
 }
 
+@test "blockers --folded through the real flamegraph.pl --colors chain: every edge's samples, waiters blue, holders aqua" {
+	need_fgpl
+	"$OFFS" blockers --no-symbolize --folded "$BFIX" > "$T/b.folded"
+	perl "$FGPL" --colors chain --hash "$T/b.folded" > "$T/b.svg"
+	xmllint --noout "$T/b.svg"
+	run -0 grep -c '<title>all (567 samples, 100%)</title>' "$T/b.svg"
+	# Its [waits for KIND] frames weigh what the input's edges of that
+	# kind counted (# blocker: lines, read here with awk).
+	for k in mutex pi robust rwlock; do
+		want=$(awk -F'\t' -v k="kind=$k" '/^# blocker: / && $2 == k { sub(/^# blocker: samples=/, "", $1); n += $1 } END { print n + 0 }' "$BFIX")
+		got=$(perl -ne 'BEGIN { $n = 0 } $n += $1 if m{<title>\[waits for '"$k"'\] \((\d+) samples}; END { print $n }' "$T/b.svg")
+		echo "$k: flamegraph.pl $got, edges $want"
+		[ "$want" -gt 0 ] && [ "$got" = "$want" ]
+	done
+	# The holder's frames (after [waits for], marked _[w]) are shown
+	# without the mark and filled aqua (green = blue); the waiter's blue.
+	run -0 perl -0ne 'print "$1 $2 $3\n" while m{<title>blk-chain-c \(63 samples[^<]*</title><rect [^>]*fill="rgb\((\d+),(\d+),(\d+)\)"}g' "$T/b.svg"
+	assert_output --regexp '^[0-9]+ ([0-9]+) \1$'
+	run -0 perl -0ne 'print "$1 $2 $3\n" while m{<title>__x64_sys_futex \(\d+ samples[^<]*</title><rect [^>]*fill="rgb\((\d+),(\d+),(\d+)\)"}g' "$T/b.svg"
+	[ "${#lines[@]}" -ge 1 ]
+	for l in "${lines[@]}"; do
+		read -r r g b <<< "$l"
+		[ "$r" = "$g" ] && [ "$b" -gt "$r" ]
+	done
+	refute_output --partial '_[w]'
+	run -1 grep -F '_[w]' "$T/b.svg"
+}
+
 @test "flamegraph --blockers: the chain palette; refused with --seconds or without edges" {
 	run -0 "$OFFS" flamegraph --blockers --no-symbolize -o "$T/b.svg" "$BFIX"
 	run -0 grep -c '<title>\[waits for mutex\]' "$T/b.svg"

@@ -630,6 +630,23 @@ EOF
 	assert_output --partial "LINES: 7"
 }
 
+@test "flamegraph --engine flamegraph.pl: the real one draws the thread-seconds collapse gives" {
+	need_fgpl
+	FLAMEGRAPH_DIR=${FGPL%/*} run -0 "$OFFS" flamegraph --include-idle --engine flamegraph.pl -o "$T/r.svg" "$SMALL"
+	xmllint --noout "$T/r.svg"
+	grep -q '>Off-CPU time: testhost, 6.1.0-56-amd64, 10.0 s<' "$T/r.svg"
+	# 1,000 samples at 10 Hz; each reason's root frame weighs its
+	# samples / 10 as offsample collapse counts them.
+	grep -qF '<title>all (100 thread-seconds, 100%)</title>' "$T/r.svg"
+	"$OFFS" collapse --include-idle "$SMALL" > "$T/r.folded"
+	for r in idle io lock; do
+		n=$(awk -v r="$r" 'index($0, r ";") == 1 { s += $NF } END { print s / 10 }' "$T/r.folded")
+		echo "$r: $n"
+		[ "$n" != 0 ]
+		grep -qF "<title>$r ($n thread-seconds, " "$T/r.svg"
+	done
+}
+
 # ------------------------------------------------------------ environment
 
 @test "cron environment: minimal PATH, no HOME, no terminal, other cwd" {

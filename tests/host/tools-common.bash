@@ -28,6 +28,12 @@ V2S=$TFIX/v2-small.stacks
 # The flamegraph.pl input regex: every folded line must match it.
 FOLDED_RE='^(.*)\s+?(\d+(?:\.\d*)?)$'
 
+# The real flamegraph.pl (tests/lib/deps.sh python puts it there).
+FGPL=$ROOT/build/deps/flamegraph/pyramid_flamegraph/flamegraph.pl
+need_fgpl() {
+	[ -f "$FGPL" ] || fail "flamegraph.pl not found at $FGPL: run tests/lib/deps.sh python"
+}
+
 # fake_tree [DRAIN_FIXTURE [DIR]]: build the fake tree, export the
 # variables.  The stats file says generation = drain generation - 1, so
 # that a record sees no other reader.  Sets FAKE, FP (proc), FS (sys).

@@ -36,8 +36,9 @@ need_group() {
 		want_apt+=(curl) ;;
 	python)
 		# py-spy (the oracle of the Python frames, tests/host/upy.bats)
-		# from PyPI into build/deps/pyspy (below); elfutils for eu-stack;
-		# debootstrap for Debian 13's python3.13 in a root of its own.
+		# and flamegraph.pl from PyPI into build/deps (below); elfutils
+		# for eu-stack; debootstrap for Debian 13's python3.13 in a root
+		# of its own.
 		want_apt+=(python3-pip elfutils debootstrap) ;;
 	bench)
 		want_apt+=(linux-perf bpfcc-tools) ;;
@@ -163,6 +164,21 @@ for g in "$@"; do
 			python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore --no-deps \
 				--target "$ydir" py-spy==0.4.3 >&2
 			printf '0.4.3' > "$ydir/.version"
+		fi
+		# The real flamegraph.pl (Brendan Gregg's FlameGraph, CDDL), the
+		# oracle of the folded output (tests/host/tools-blockers.bats,
+		# tools-cli.bats): Debian does not package it; PyPI's
+		# pyramid-flamegraph 0.1.1 carries a copy of 2018 (the chain
+		# palette and the _[w] annotations), unpacked with pip --target
+		# into build/deps/flamegraph, never installed system-wide.
+		gdir=$top/build/deps/flamegraph
+		if [ ! -f "$gdir/pyramid_flamegraph/flamegraph.pl" ] ||
+		   [ "$(cat "$gdir/.version" 2>/dev/null)" != 0.1.1 ]; then
+			echo "deps.sh: installing flamegraph.pl (pyramid-flamegraph 0.1.1) into $gdir (pip)" >&2
+			rm -rf "$gdir"
+			python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore --no-deps \
+				--target "$gdir" pyramid-flamegraph==0.1.1 >&2
+			printf '0.1.1' > "$gdir/.version"
 		fi
 		# Debian 13 (trixie) with its python3.13, a minimal root made
 		# once per machine (about 260 MB, 30 s from the mirror) in
