@@ -89,6 +89,7 @@ const char * const offs_blk_kind_names[OFFS_BK_NR] = {
 	[OFFS_BK_UDP] = "udp",
 	[OFFS_BK_FUTEX] = "futex",
 	[OFFS_BK_KLOCK] = "klock",
+	[OFFS_BK_KMUTEX] = "kmutex",
 };
 
 const char * const offs_blk_hstate_names[OFFS_BH_NR] = {
@@ -344,13 +345,48 @@ void offs_blk_fxwait(const struct offs_sample *s, struct offs_fxwait *fx)
 }
 
 /*
+ * The descriptors a system call works on whose file's locks it may wait
+ * for (f_pos_lock, the inode's i_rwsem, a pipe's mutex): OFFS_KF_FD0 for
+ * the first argument, OFFS_KF_FD1 for the one *fd1 says.
+ */
+static u8 offs_klock_fds(int nr, int *fd1)
+{
+	switch (nr) {
+	case __NR_read: case __NR_write: case __NR_readv: case __NR_writev:
+	case __NR_pread64: case __NR_pwrite64: case __NR_preadv:
+	case __NR_pwritev: case __NR_preadv2: case __NR_pwritev2:
+	case __NR_lseek: case __NR_getdents64: case __NR_getdents:
+	case __NR_ftruncate: case __NR_fallocate: case __NR_fsync:
+	case __NR_fdatasync: case __NR_sync_file_range: case __NR_fchmod:
+	case __NR_fchown: case __NR_fsetxattr: case __NR_fremovexattr:
+	case __NR_vmsplice: case __NR_ioctl:
+		return OFFS_KF_FD0;
+	case __NR_sendfile:		/* out_fd, in_fd */
+	case __NR_tee:			/* fd_in, fd_out */
+		*fd1 = 1;
+		return OFFS_KF_FD0 | OFFS_KF_FD1;
+	case __NR_splice:		/* fd_in, off_in, fd_out */
+	case __NR_copy_file_range:
+		*fd1 = 2;
+		return OFFS_KF_FD0 | OFFS_KF_FD1;
+	}
+	return 0;
+}
+
+/*
  * After classification: a lock wait that is not a user-space lock's
- * (futex(), file locks) may be a kernel lock's whose owner is known.
+ * (futex(), file locks) may be a kernel lock's whose owner is known.  A
+ * read or write of a pipe or socket that sleeps on a lock waits for that
+ * lock (the pipe's mutex), not for the other end.  The descriptors of
+ * the call go with it (fcmd: OFFS_KF_*; val the first, uaddr the second).
  */
 void offs_blk_kwait(const struct offs_sample *s, unsigned int reason,
 		    struct offs_fxwait *fx)
 {
-	if (fx->cand != OFFS_FX_NONE || reason != OFFS_R_LOCK || s->oncpu)
+	int fd1 = 0;
+
+	if ((fx->cand != OFFS_FX_NONE && fx->cand != OFFS_FX_FILE &&
+	     fx->cand != OFFS_FX_PEER) || reason != OFFS_R_LOCK || s->oncpu)
 		return;
 	switch (s->syscall) {
 	case __NR_futex:
@@ -362,6 +398,9 @@ void offs_blk_kwait(const struct offs_sample *s, unsigned int reason,
 		return;
 	}
 	fx->cand = OFFS_FX_KLOCK;
+	fx->fcmd = s->user ? offs_klock_fds(s->syscall, &fd1) : 0;
+	fx->val = (u32)s->args[0];
+	fx->uaddr = (u32)s->args[fd1];
 }
 
 static u32 offs_u32_at(const u8 *buf, unsigned int off)
@@ -719,14 +758,16 @@ static void offs_blk_found(const struct offs_blk_w *w, u8 kind,
 }
 
 /* A kernel lock: its owner where kholder.c can tell. */
-static void offs_blk_note_klock(const struct offs_blk_w *w)
+static void offs_blk_note_klock(const struct offs_blk_w *w,
+				const struct offs_fxwait *fx)
 {
+	unsigned long obj;
 	struct task_struct *h;
-	u8 kind, obj;
+	u8 kind;
 	int ret;
 
 	kind = OFFS_BK_KLOCK;
-	ret = offs_kh_klock(w->t, &h, &kind, &obj);
+	ret = offs_kh_klock(w->t, fx, &h, &kind, &obj);
 	if (ret == -EBUSY) {
 		OFFS_STAT_ADD(blocker_read_failed, 1);
 		offs_blk_unknown(w, kind, obj, OFFS_BW_BUSY);
@@ -832,7 +873,7 @@ void offs_blk_note(struct task_struct *t, const struct offs_fxwait *fx,
 		offs_blk_note_child(&w, fx);
 		break;
 	case OFFS_FX_KLOCK:
-		offs_blk_note_klock(&w);
+		offs_blk_note_klock(&w, fx);
 		break;
 	case OFFS_FX_PEER:
 		offs_blk_note_peer(&w, fx);
@@ -1081,6 +1122,42 @@ static struct task_struct *offs_blk_leader(const struct task_struct *was,
 	return c;
 }
 
+/*
+ * The thread whose descriptor table stands for c's process: c, or once c
+ * (the main thread) has exited and let go of its table, one of the first
+ * OFFS_BLK_FILES_OF threads of the group that still has one (a thread
+ * with a table of its own is not looked for).  Referenced; NULL if none.
+ */
+#define OFFS_BLK_FILES_OF	16
+
+static struct task_struct *offs_blk_files_of(struct task_struct *c)
+{
+	struct task_struct *t, *r = NULL;
+	unsigned int n = 0;
+
+	/*
+	 * The group's thread list is RCU-protected; ->files is only a hint
+	 * here, offs_kf_scan() reads it again under the task lock.
+	 */
+	rcu_read_lock();
+	if (READ_ONCE(c->files)) {
+		r = c;
+	} else {
+		for_each_thread(c, t) {
+			if (READ_ONCE(t->files)) {
+				r = t;
+				break;
+			}
+			if (++n == OFFS_BLK_FILES_OF)
+				break;
+		}
+	}
+	if (r)
+		get_task_struct(r);
+	rcu_read_unlock();
+	return r;
+}
+
 /* Drop this tick's pipe, FIFO and socket targets. */
 static void offs_blk_files_put(void)
 {
@@ -1136,7 +1213,8 @@ static unsigned int offs_blk_scan_from;
 /*
  * The processes holding the other end of this tick's pipe, FIFO and socket
  * waits: the descriptor tables of the walk's processes (each looked at
- * through its main thread; a thread with a table of its own is not), in
+ * through its main thread, or another thread once that one has exited:
+ * offs_blk_files_of(); a thread with a table of its own is not), in
  * the walk's order from where the last cut search stopped, within
  * OFFS_BLK_SCAN_FDS descriptors, OFFS_BLK_SCAN_CHUNK under one hold of a
  * table.  A wait's own process is never its holder (it may hold both
@@ -1149,7 +1227,7 @@ static unsigned int offs_blk_files(struct task_struct * const *snap,
 {
 	unsigned int i, k, fd, looked, budget = OFFS_BLK_SCAN_FDS;
 	unsigned long hit, others, found = 0;
-	struct task_struct *c;
+	struct task_struct *c, *ft;
 	char name[TASK_COMM_LEN], comm[TASK_COMM_LEN];
 	bool cut = false;
 	u64 t0;
@@ -1167,10 +1245,14 @@ static unsigned int offs_blk_files(struct task_struct * const *snap,
 		c = offs_blk_leader(snap[i], out[i].tgid, name, comm);
 		if (!c)
 			continue;
+		ft = offs_blk_files_of(c);
+		put_task_struct(c);
+		if (!ft)
+			continue;
 		hit = 0;
 		fd = 0;
 		do {
-			looked = offs_kf_scan(c, offs_blk_ftg, offs_blk_nft,
+			looked = offs_kf_scan(ft, offs_blk_ftg, offs_blk_nft,
 					      &fd, min_t(unsigned int, budget,
 							 OFFS_BLK_SCAN_CHUNK),
 					      &hit);
@@ -1178,7 +1260,7 @@ static unsigned int offs_blk_files(struct task_struct * const *snap,
 			OFFS_STAT_ADD(blocker_fds, looked);
 			cond_resched();
 		} while (fd != UINT_MAX && budget);
-		put_task_struct(c);
+		put_task_struct(ft);
 		hit &= others;
 		found |= hit;
 		nk = offs_blk_file_edges(hit, i, name, comm, nk);

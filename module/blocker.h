@@ -33,6 +33,7 @@ enum offs_blk_kind {
 	OFFS_BK_UDP,		/* connected UDP socket: likewise */
 	OFFS_BK_FUTEX,		/* a futex lock wait whose words named nobody */
 	OFFS_BK_KLOCK,		/* a kernel lock not identified */
+	OFFS_BK_KMUTEX,		/* kernel mutex: its recorded owner */
 	OFFS_BK_NR
 };
 
@@ -66,12 +67,24 @@ extern const char * const offs_blk_kind_names[OFFS_BK_NR];
 extern const char * const offs_blk_hstate_names[OFFS_BH_NR];
 extern const char * const offs_blk_why_names[OFFS_BW_NR];
 
-/* Which kernel object a kernel-lock edge names (object=). */
+/*
+ * Which kernel object a kernel-lock edge names (object=): OFFS_KO_* in
+ * the low byte, for a file's lock the waiter's descriptor above it
+ * (OFFS_KO_FILE()).
+ */
 enum offs_blk_kobj {
 	OFFS_KO_NONE,
 	OFFS_KO_MMAP_LOCK,	/* the waiter's mm->mmap_lock */
+	OFFS_KO_F_POS,		/* an open file's f_pos_lock (read, lseek...) */
+	OFFS_KO_I_RWSEM,	/* its inode's i_rwsem (write, truncate...) */
+	OFFS_KO_PIPE,		/* its pipe's mutex */
+	OFFS_KO_UNIX_IO,	/* its UNIX socket's iolock */
 	OFFS_KO_NR
 };
+
+#define OFFS_KO_FILE(ko, fd)	((unsigned long)(fd) << 8 | (ko))
+#define OFFS_KO_OF(obj)		((obj) & 0xff)
+#define OFFS_KO_FD(obj)		((obj) >> 8)
 
 /* One waiter -> holder observation, as counted in a generation. */
 struct offs_edge_key {
@@ -79,8 +92,8 @@ struct offs_edge_key {
 	struct offs_rec *hrec;		/* the holder's, or NULL */
 	/*
 	 * The futex word; for kind child the OFFS_WAIT_* kind, for cpu the
-	 * CPU, for rwsem and rtmutex the OFFS_KO_* object, for unix and the
-	 * file locks the fd.
+	 * CPU, for rwsem, rtmutex and kmutex the OFFS_KO_* object, for unix
+	 * and the file locks the fd.
 	 */
 	unsigned long uaddr;
 	pid_t wtid, wtgid;		/* initial pid namespace */

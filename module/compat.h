@@ -118,6 +118,79 @@ static inline int offs_rwsem_writer(struct rw_semaphore *sem,
 }
 #endif
 
+#ifdef CONFIG_PREEMPT_RT
+/* PREEMPT_RT: a mutex is an rt_mutex, seen through task->pi_blocked_on. */
+#define offs_mutex_rtm(m)	((void *)&(m)->rtmutex)
+
+static inline int offs_mutex_owner(struct mutex *m, struct task_struct *t,
+				   struct task_struct **owner)
+{
+	*owner = NULL;
+	return -ENOENT;
+}
+#else
+#define offs_mutex_rtm(m)	((void)(m), NULL)
+
+/*
+ * kernel/locking/mutex.c and mutex.h (private; the same in 5.10, 6.1 and
+ * 6.12): the owner's flag bits, and a waiter's list node and task first.
+ * The wait list's lock is a raw spinlock since 5.11, a spinlock_t (the
+ * same thing without PREEMPT_RT) before.
+ */
+#ifdef OFFS_HAVE_MUTEX_RAW_WAIT_LOCK
+#define offs_mutex_wait_trylock(m, f)	raw_spin_trylock_irqsave(&(m)->wait_lock, f)
+#define offs_mutex_wait_unlock(m, f)	raw_spin_unlock_irqrestore(&(m)->wait_lock, f)
+#else
+#define offs_mutex_wait_trylock(m, f)	spin_trylock_irqsave(&(m)->wait_lock, f)
+#define offs_mutex_wait_unlock(m, f)	spin_unlock_irqrestore(&(m)->wait_lock, f)
+#endif
+#define OFFS_MUTEX_OWNER_FLAGS		7UL
+#define OFFS_MUTEX_WAITERS_MAX		64	/* entries looked at */
+
+struct offs_mutex_waiter {
+	struct list_head list;
+	struct task_struct *task;
+};
+
+/*
+ * Whether t is among the first OFFS_MUTEX_WAITERS_MAX waiters of m: then
+ * *owner is its owner, referenced (NULL between an unlock and the next
+ * owner taking it).  Returns 0, -EBUSY (the wait list is locked: not
+ * waited for) or -ENOENT (t does not wait on m).  As offs_rwsem_writer():
+ * the wait list under its raw spinlock, only ever tried; the owner's
+ * task_struct referenced under rcu_read_lock(), as the kernel's
+ * optimistic spinning reads it.
+ */
+static inline int offs_mutex_owner(struct mutex *m, struct task_struct *t,
+				   struct task_struct **owner)
+{
+	struct offs_mutex_waiter *w;
+	unsigned long flags, o;
+	int n = 0, ret = -ENOENT;
+
+	*owner = NULL;
+	if (!offs_mutex_wait_trylock(m, flags))
+		return -EBUSY;
+	list_for_each_entry(w, &m->wait_list, list) {
+		if (++n > OFFS_MUTEX_WAITERS_MAX)
+			break;
+		if (READ_ONCE(w->task) == t) {
+			ret = 0;
+			break;
+		}
+	}
+	if (!ret) {
+		rcu_read_lock();
+		o = atomic_long_read(&m->owner) & ~OFFS_MUTEX_OWNER_FLAGS;
+		if (o && o != (unsigned long)t)
+			*owner = offs_owner_get(o);
+		rcu_read_unlock();
+	}
+	offs_mutex_wait_unlock(m, flags);
+	return ret;
+}
+#endif
+
 /* Task state word: "state" (volatile long) before 5.14, "__state" after. */
 #ifdef OFFS_HAVE_TASK___STATE
 #define offs_task_state(t)	READ_ONCE((t)->__state)

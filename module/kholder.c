@@ -35,10 +35,15 @@
  * production kernel (task->blocked_on needs CONFIG_DEBUG_MUTEXES), except
  * for rt_mutexes: task->pi_blocked_on, under the task's pi_lock.  On
  * PREEMPT_RT every mutex, rw_semaphore and spinlock_t is an rt_mutex, so
- * there any kernel lock wait names its owner.  Elsewhere one candidate is
- * checked: the waiter's own mm->mmap_lock (page faults, mmap(), munmap(),
- * mprotect() ... waiting for a writer), by finding the waiter on its wait
- * list.  A lock that is not found names nobody: a holder is never guessed.
+ * there any kernel lock wait names its owner.  Elsewhere the candidates
+ * are checked in turn, each by finding the waiter on its wait list: the
+ * waiter's own mm->mmap_lock (page faults, mmap(), munmap(), mprotect()
+ * ... waiting for a writer), then the locks of the files its system call
+ * names by descriptor (offs_klock_fds(), blocker.c): the open file's
+ * f_pos_lock (read, write, lseek, getdents on a file shared by threads),
+ * a pipe's mutex, a UNIX socket's iolock, the inode's i_rwsem (writes,
+ * truncation, directory reads).  A lock that is not found names nobody:
+ * a holder is never guessed.
  *
  * Called from the sampler kthread with the waiter not pinned (may sleep
  * between the steps); each step takes at most one raw spinlock, with
@@ -54,10 +59,12 @@
 #include <linux/file.h>
 #include <linux/fdtable.h>
 #include <linux/fs.h>
+#include <linux/pipe_fs_i.h>
 #include <linux/overflow.h>
 #include <linux/fcntl.h>
 #include <linux/net.h>
 #include <net/sock.h>
+#include <net/af_unix.h>
 #include <asm/unistd.h>
 
 #include "offsample.h"
@@ -488,12 +495,143 @@ static void *offs_kh_rtmutex(struct task_struct *t, struct task_struct **owner)
 	return lock;
 }
 
-int offs_kh_klock(struct task_struct *t, struct task_struct **owner,
-		  u8 *kind, u8 *obj)
+/*
+ * The locks of a file a system call may sleep on, whose owner the kernel
+ * records: the open file's f_pos_lock (only for regular files and
+ * directories: since 6.12 a pipe keeps other data in its place), a pipe's
+ * mutex, a UNIX socket's iolock (one reader or writer at a time), all
+ * mutexes, and the inode's i_rwsem.  The file is referenced, which keeps
+ * its inode, pipe and socket.
+ */
+#define OFFS_KH_FMUTEX	3
+
+static struct pipe_inode_info *offs_kh_pipe(struct file *file)
 {
+	struct inode *inode = file_inode(file);
+	struct pipe_inode_info *pipe = file->private_data;
+
+	/* A pipe or an open FIFO: its pipe, kept by this open file. */
+	if (!S_ISFIFO(inode->i_mode) || !pipe || pipe != READ_ONCE(inode->i_pipe))
+		return NULL;
+	return pipe;
+}
+
+/* file's mutexes (as above) into m[] and their OFFS_KO_* into ko[]. */
+static unsigned int offs_kh_file_mutexes(struct file *file, struct mutex **m,
+					 u8 *ko)
+{
+	struct pipe_inode_info *pipe = offs_kh_pipe(file);
+	struct inode *inode = file_inode(file);
+	unsigned int n = 0;
+	struct socket *sock;
+
+	if ((file->f_mode & FMODE_ATOMIC_POS) || S_ISDIR(inode->i_mode)) {
+		m[n] = &file->f_pos_lock;
+		ko[n++] = OFFS_KO_F_POS;
+	}
+	if (pipe) {
+		m[n] = &pipe->mutex;
+		ko[n++] = OFFS_KO_PIPE;
+	}
+	sock = S_ISSOCK(inode->i_mode) ? offs_sock_from_file(file) : NULL;
+	if (sock && sock->sk && sock->sk->sk_family == AF_UNIX) {
+		m[n] = &unix_sk(sock->sk)->iolock;
+		ko[n++] = OFFS_KO_UNIX_IO;
+	}
+	return n;
+}
+
+/* PREEMPT_RT: which of file's locks the rt_mutex lock is. */
+static u8 offs_kh_file_rtm(struct file *file, void *lock)
+{
+	struct mutex *m[OFFS_KH_FMUTEX];	/* not taken: compared */
+	u8 ko[OFFS_KH_FMUTEX];
+	unsigned int i, n = offs_kh_file_mutexes(file, m, ko);
+
+	for (i = 0; i < n; i++)
+		if (lock == offs_mutex_rtm(m[i]))
+			return ko[i];
+	if (lock == offs_rwsem_rtm(&file_inode(file)->i_rwsem))
+		return OFFS_KO_I_RWSEM;
+	return OFFS_KO_NONE;
+}
+
+/*
+ * Elsewhere: which of file's locks t is queued on, and its owner
+ * (offs_mutex_owner(), offs_rwsem_writer()).  -EBUSY if t is on none of
+ * those that could be looked at and another's wait list was busy.
+ */
+static int offs_kh_file_lock(struct task_struct *t, struct file *file,
+			     struct task_struct **owner, u8 *kind, u8 *obj)
+{
+	struct mutex *m[OFFS_KH_FMUTEX];	/* wait lists only tried */
+	u8 ko[OFFS_KH_FMUTEX];
+	unsigned int i, n = offs_kh_file_mutexes(file, m, ko);
+	bool busy = false;
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		ret = offs_mutex_owner(m[i], t, owner);
+		if (!ret) {
+			*kind = OFFS_BK_KMUTEX;
+			*obj = ko[i];
+			return 0;
+		}
+		busy |= ret == -EBUSY;
+	}
+	ret = offs_rwsem_writer(&file_inode(file)->i_rwsem, t, owner);
+	if (!ret) {
+		*kind = OFFS_BK_RWSEM;
+		*obj = OFFS_KO_I_RWSEM;
+		return 0;
+	}
+	return busy ? -EBUSY : ret;
+}
+
+/*
+ * The locks of the files fx names (t's descriptors of its system call),
+ * tried in turn: on PREEMPT_RT (lock non-NULL) only which one the rt_mutex
+ * lock is, into *obj; elsewhere whether t waits on one and its owner
+ * (-EBUSY: on none that could be looked at, and a wait list was busy).
+ */
+static int offs_kh_files(struct task_struct *t, const struct offs_fxwait *fx,
+			 void *lock, struct task_struct **owner, u8 *kind,
+			 unsigned long *obj)
+{
+	unsigned int i, fd;
+	struct file *file;
+	bool busy = false;
+	int ret = -ENOENT;
+	u8 ko;
+
+	for (i = 0; i < 2 && ret; i++) {
+		if (!(fx->fcmd & (i ? OFFS_KF_FD1 : OFFS_KF_FD0)))
+			continue;
+		fd = i ? (unsigned int)fx->uaddr : fx->val;
+		file = offs_task_fget(t, fd);
+		if (!file)
+			continue;
+		if (lock) {
+			ko = offs_kh_file_rtm(file, lock);
+			ret = ko == OFFS_KO_NONE ? -ENOENT : 0;
+		} else {
+			ret = offs_kh_file_lock(t, file, owner, kind, &ko);
+		}
+		if (!ret)
+			*obj = OFFS_KO_FILE(ko, fd);
+		busy |= ret == -EBUSY;
+		fput(file);
+	}
+	return !ret ? 0 : busy ? -EBUSY : -ENOENT;
+}
+
+int offs_kh_klock(struct task_struct *t, const struct offs_fxwait *fx,
+		  struct task_struct **owner, u8 *kind, unsigned long *obj)
+{
+	struct task_struct *o;
 	struct mm_struct *mm;
 	void *lock;
-	int ret;
+	int ret, mret = -ENOENT;
 
 	*obj = OFFS_KO_NONE;
 	lock = offs_kh_rtmutex(t, owner);
@@ -507,6 +645,15 @@ int offs_kh_klock(struct task_struct *t, struct task_struct **owner,
 		mm = READ_ONCE(t->mm);
 		if (mm && lock == offs_rwsem_rtm(&mm->mmap_lock))
 			*obj = OFFS_KO_MMAP_LOCK;
+		/*
+		 * The descriptors' files, under t's task lock, as the full
+		 * capture looks them up (offs_kh_peer_wait()): not while t
+		 * waits for a spinlock_t (an rtlock), which it may take with
+		 * its task lock or files lock held; a thread asleep on a
+		 * mutex or rw_semaphore holds no spinlock_t.
+		 */
+		else if (!(offs_task_state(t) & TASK_RTLOCK_WAIT))
+			offs_kh_files(t, fx, lock, &o, kind, obj);
 		return 0;
 	}
 	/* On PREEMPT_RT rw_semaphores are rt_mutexes: seen above. */
@@ -518,11 +665,24 @@ int offs_kh_klock(struct task_struct *t, struct task_struct **owner,
 	if (mm)
 		mmgrab(mm);
 	task_unlock(t);
-	if (!mm)
-		return -ENOENT;
-	*kind = OFFS_BK_RWSEM;
-	*obj = OFFS_KO_MMAP_LOCK;
-	ret = offs_rwsem_writer(&mm->mmap_lock, t, owner);
-	mmdrop(mm);
+	if (mm) {
+		mret = offs_rwsem_writer(&mm->mmap_lock, t, owner);
+		mmdrop(mm);
+		if (!mret) {
+			*kind = OFFS_BK_RWSEM;
+			*obj = OFFS_KO_MMAP_LOCK;
+			return 0;
+		}
+	}
+	ret = offs_kh_files(t, fx, NULL, owner, kind, obj);
+	/*
+	 * A busy wait list, and no other candidate with t on it: not looked
+	 * at, and which lock is not known either.
+	 */
+	if (ret && (ret == -EBUSY || mret == -EBUSY)) {
+		*kind = OFFS_BK_KLOCK;
+		*obj = OFFS_KO_NONE;
+		return -EBUSY;
+	}
 	return ret;
 }

@@ -17,12 +17,6 @@ bool offs_kh_child(struct task_struct *t, const struct offs_fxwait *fx,
 		   struct task_struct **child, struct pid **pgrp);
 bool offs_kh_is_child(const struct task_struct *was, pid_t tgid, pid_t ptgid,
 		      struct pid *pgrp, char *name, char *comm);
-/*
- * The owner of the kernel lock t sleeps on: 0 and *owner referenced (or
- * NULL: held by readers, or not known yet), -ENOENT (no lock recognised),
- * -EBUSY (could not be looked at now).  *kind (OFFS_BK_*) and *obj
- * (OFFS_KO_*) say which lock.
- */
 void offs_kh_peer_wait(struct task_struct *t, const struct offs_sample *s,
 		       struct offs_fxwait *fx);
 struct task_struct *offs_kh_peer(struct task_struct *t, unsigned int fd);
@@ -34,7 +28,14 @@ void offs_kh_flock_wait(const struct offs_sample *s, struct offs_fxwait *fx);
  */
 struct task_struct *offs_kh_flock(struct task_struct *t,
 				  const struct offs_fxwait *fx);
-int offs_kh_klock(struct task_struct *t, struct task_struct **owner,
-		  u8 *kind, u8 *obj);
+/*
+ * The owner of the kernel lock t sleeps on (fx: an OFFS_FX_KLOCK wait):
+ * 0 and *owner referenced (or NULL: held by readers, or not known yet),
+ * -ENOENT (no lock recognised), -EBUSY (could not be looked at now).
+ * *kind (OFFS_BK_*) and *obj (OFFS_KO_*, with the descriptor for a file's
+ * lock) say which lock.
+ */
+int offs_kh_klock(struct task_struct *t, const struct offs_fxwait *fx,
+		  struct task_struct **owner, u8 *kind, unsigned long *obj);
 
 #endif /* OFFS_KHOLDER_H */

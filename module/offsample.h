@@ -86,7 +86,9 @@ struct offs_wobj_addr {
  * word are at the offsets given, and whose thread states hold their
  * thread's id at py_tid.  OFFS_FX_CHILD: wait4()/waitid(), val the
  * OFFS_WAIT_* kind and uaddr the id as the call gave it.  OFFS_FX_KLOCK: a
- * kernel lock (reason "lock" outside futex()), looked up by its owner.
+ * kernel lock (reason "lock" outside futex()), looked up by its owner;
+ * fcmd says which of val (the call's first argument) and uaddr are
+ * descriptors whose file's locks may be the one (OFFS_KF_*).
  * OFFS_FX_PEER: a read or write on a connected UNIX stream socket, fd val.
  * OFFS_FX_FILE: a read (fcmd 0) or write (1) on a pipe, FIFO, TCP or UDP
  * socket, fd val.
@@ -99,6 +101,10 @@ enum {
 	OFFS_FX_KLOCK, OFFS_FX_PEER, OFFS_FX_FLOCK, OFFS_FX_FILE
 };
 
+/* An OFFS_FX_KLOCK wait's descriptors: val, uaddr. */
+#define OFFS_KF_FD0	1
+#define OFFS_KF_FD1	2
+
 /* Which call an OFFS_FX_FLOCK wait is in. */
 enum { OFFS_FL_FLOCK, OFFS_FL_POSIX, OFFS_FL_OFD };
 
@@ -109,7 +115,7 @@ struct offs_fxwait {
 	unsigned long uaddr;
 	u32 val;
 	u8 cand;		/* OFFS_FX_* */
-	u8 fcmd;		/* OFFS_FX_FLOCK: OFFS_FL_*; FILE: writing */
+	u8 fcmd;		/* FLOCK: OFFS_FL_*; FILE: writing; KLOCK: OFFS_KF_* */
 	u8 gil_holder;
 	u8 gil_locked;
 	u16 py_tid;

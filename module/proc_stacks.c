@@ -367,6 +367,12 @@ static void offs_stacks_show_object(struct seq_file *m,
 		[OFFS_WAIT_PID] = "pid", [OFFS_WAIT_PGID] = "pgid",
 		[OFFS_WAIT_ANY] = "any",
 	};
+	static const char * const kobj[] = {
+		[OFFS_KO_MMAP_LOCK] = "mmap_lock", [OFFS_KO_F_POS] = "f_pos_lock",
+		[OFFS_KO_I_RWSEM] = "i_rwsem", [OFFS_KO_PIPE] = "pipe_mutex",
+		[OFFS_KO_UNIX_IO] = "unix_iolock",
+	};
+	unsigned long ko;
 
 	switch (k->kind) {
 	case OFFS_BK_CHILD:
@@ -388,10 +394,17 @@ static void offs_stacks_show_object(struct seq_file *m,
 		return;
 	case OFFS_BK_RWSEM:
 	case OFFS_BK_RTMUTEX:
+	case OFFS_BK_KMUTEX:
 	case OFFS_BK_KLOCK:
 		/* A kernel lock: named, never its address. */
-		seq_puts(m, k->uaddr == OFFS_KO_MMAP_LOCK ?
-			 "\tobject=mmap_lock" : "\tobject=-");
+		ko = OFFS_KO_OF(k->uaddr);
+		if (ko >= ARRAY_SIZE(kobj) || !kobj[ko])
+			seq_puts(m, "\tobject=-");
+		else if (ko == OFFS_KO_MMAP_LOCK)
+			seq_printf(m, "\tobject=%s", kobj[ko]);
+		else	/* a file's lock: the waiter's descriptor too */
+			seq_printf(m, "\tobject=%s:fd%lu", kobj[ko],
+				   OFFS_KO_FD(k->uaddr));
 		return;
 	}
 	/* A user address: hidden from group= readers, as in wobj. */

@@ -3,7 +3,10 @@
 # waits in the kernel.  tests/workload/offsample-waitfor.c makes one of
 # each (a parent waiting for a child that waits for a lock, "any child"
 # and process-group waits, page faults waiting for a thread that holds
-# mmap_lock for writing, threads waiting in a run queue; a mutex with one
+# mmap_lock for writing, reads and writes waiting for a thread that holds
+# a file's position lock, its inode's lock or its pipe's mutex while it
+# sleeps in a fault on memory nobody serves (userfaultfd), threads
+# waiting in a run queue; a mutex with one
 # holder and seven waiters beside three spinners) and prints the
 # id of every thread; the holders the module names are checked against
 # those ids, the objects against what each waits on.  ps(1) is the
@@ -31,7 +34,7 @@ capture() {
 	pid=$!
 	echo "$pid" > "$d/$1.pid"
 	wait_line "$out" '^ready$' 600 "$pid" > /dev/null
-	ps -eo pid,ppid,pgid,comm > "$d/$1.ps"
+	ps -eo pid,ppid,pgid,comm,stat > "$d/$1.ps"
 	cat /proc/locks > "$d/$1.locks"
 	fdsnap > "$d/$1.fds"
 	cat $P/drain > /dev/null
@@ -44,22 +47,26 @@ capture() {
 }
 
 # fdsnap: procfs's account of open files, one perl for the whole host:
-# "fd PID FD TARGET FLAGS" for every descriptor (TARGET as readlink says,
-# blanks as _; FLAGS octal, from fdinfo), "sys PID NR ARG0" for every
-# process's system call, and "PROTO LOCAL REMOTE INODE" for every TCP and
+# "fd PID FD TARGET FLAGS" for every descriptor of a process, as its
+# first thread with it open shows it (a process whose main thread has
+# exited shows none in /proc/PID/fd) (TARGET as readlink says,
+# blanks as _; FLAGS octal, from fdinfo), "sys TID NR ARG0" for every
+# thread's system call, and "PROTO LOCAL REMOTE INODE" for every TCP and
 # UDP socket.
 fdsnap() {
 	perl -e '
-		for my $f (glob "/proc/[0-9]*/fd/*") {
-			my ($p, $fd) = $f =~ m{^/proc/(\d+)/fd/(\d+)$} or next;
+		my %seen;
+		for my $f (glob "/proc/[0-9]*/task/[0-9]*/fd/*") {
+			my ($p, $tid, $fd) = $f =~ m{^/proc/(\d+)/task/(\d+)/fd/(\d+)$} or next;
+			next if $seen{"$p $fd"}++;
 			my $t = readlink($f) // next;
 			$t =~ s/\s/_/g;
-			open(my $h, "<", "/proc/$p/fdinfo/$fd") or next;
+			open(my $h, "<", "/proc/$p/task/$tid/fdinfo/$fd") or next;
 			my ($fl) = map { /^flags:\s+([0-7]+)/ ? $1 : () } <$h>;
 			print "fd $p $fd $t ", $fl // "-", "\n";
 		}
-		for my $s (glob "/proc/[0-9]*/syscall") {
-			my ($p) = $s =~ m{^/proc/(\d+)/};
+		for my $s (glob "/proc/[0-9]*/task/[0-9]*/syscall") {
+			my ($p) = $s =~ m{^/proc/\d+/task/(\d+)/};
 			open(my $h, "<", $s) or next;
 			my @a = split " ", scalar(<$h>) // "";
 			print "sys $p $a[0] ", hex($a[1] // 0), "\n" if @a > 1;
@@ -213,6 +220,46 @@ ticks() {
 	[ "$n" -ge 3 ]
 }
 
+# syscall_of CAPTURE TID: "NR ARG0" of that thread's system call, as
+# procfs said at the capture.
+syscall_of() {
+	awk -v t="$2" '$1 == "sys" && $2 == t { print $3, $4 }' "$BATS_FILE_TMPDIR/$1.fds"
+}
+
+@test "a file's kernel locks: f_pos_lock, i_rwsem, a pipe's mutex, a socket's iolock name the thread that holds them" {
+	local p n kind obj hnr wnr w h wsys hsys fd hrec
+	# Each holder sleeps in a fault on memory nobody serves (userfaultfd)
+	# inside its read(), pwrite() or write(); its waiter calls the same
+	# on the same open file (read: f_pos_lock; pwrite: the inode's
+	# i_rwsem; read of a UNIX socket: its iolock) or reads the pipe it
+	# writes to (the pipe's mutex).
+	for p in "pos kmutex f_pos_lock 0 0" "ino rwsem i_rwsem 18 18" "pmx kmutex pipe_mutex 1 0" \
+		"uio kmutex unix_iolock 0 0"; do
+		read -r n kind obj hnr wnr <<< "$p"
+		case $(uname -r) in *-rt-*) kind=rtmutex ;; esac
+		w=$(tid_of wait "wf-$n-w")
+		h=$(tid_of wait "wf-$n-h")
+		# procfs: the holder sleeps in the fault, both in the calls
+		# named (read 0, write 1, pwrite64 18), on the descriptors.
+		wsys=$(syscall_of wait "$w")
+		hsys=$(syscall_of wait "$h")
+		echo "wf-$n: waiter $w ($wsys), holder $h ($hsys)"
+		[ "${wsys% *}" = "$wnr" ] && [ "${hsys% *}" = "$hnr" ]
+		fd=${wsys#* }
+		[ "$n" = pmx ] || [ "${hsys#* }" = "$fd" ]
+		run -0 edges wait "$w"
+		echo "$output"
+		# One edge, the whole capture long: that lock, that holder.
+		[ "${#lines[@]}" -eq 1 ]
+		assert_output --regexp "^$kind $obj:fd$fd $h sampled [0-9]+ [0-9]+\$"
+		[ "${output##* }" -ge $(($(ticks wait) - 1)) ]
+		# The holder's record: in the fault, from that system call.
+		read -r _ _ _ _ hrec _ <<< "$output"
+		run -0 rec wait "$hrec"
+		assert_output --regexp "^[0-9]+	[a-z]+	[SD]	[0-9]+	$h	[^	]*	wf-$n-h	[^	]*handle_userfault"
+	done
+}
+
 @test "threads waiting in a run queue wait for the thread running on that CPU" {
 	local spin tids n bad
 	spin=$(tid_of spin wf-spin | tr '\n' ' ')
@@ -320,6 +367,19 @@ file_edges() {
 	# The writer sleeps in pause(): no edge.
 	run -0 edges wait "$w"
 	assert_output ''
+}
+
+@test "a pipe's other end held by a process whose main thread has exited: that process, found through its other thread" {
+	local r z
+	r=$(tid_of wait wf-zl-r)
+	z=$(tid_of wait wf-zl)
+	# procfs: wf-zl's main thread is a zombie (its /proc/PID/fd is
+	# empty); its thread wf-zl-t holds the write end.
+	run -0 awk -v z="$z" '$1 == z { print $5 }' "$BATS_FILE_TMPDIR/wait.ps"
+	assert_output --regexp '^Z'
+	[ "$(fd_holders wait "$r")" = "$z" ]
+	run -0 file_edges wait "$r" pipe
+	assert_output "$z"
 }
 
 @test "TCP over 127.0.0.1 and ::1, connected UDP: a client waits for the process holding the peer socket" {

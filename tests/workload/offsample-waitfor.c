@@ -35,6 +35,20 @@
  *               whose servers wf-tsrv, wf-tsrv6 accepted and sleep;
  *               wf-dcli reads from a UDP socket connected to wf-dsrv's,
  *               which sleeps;
+ *   wf-kf (process) has a userfaultfd region nobody serves: a copy to or
+ *               from it in the kernel sleeps for good, holding the locks
+ *               the call took.  wf-pos-h read()s from a file into it
+ *               (holding the open file's f_pos_lock), wf-pos-w read()s
+ *               from the same open file; wf-ino-h pwrite()s to another
+ *               file from it (holding the inode's i_rwsem), wf-ino-w
+ *               pwrite()s to that file; wf-pmx-h write()s to a pipe from
+ *               it (holding the pipe's mutex), wf-pmx-w read()s from the
+ *               pipe; wf-uio-h read()s from a UNIX stream socket with data
+ *               waiting into it (holding the socket's iolock), wf-uio-w
+ *               read()s from the same socket;
+ *   wf-zl-r reads from a pipe whose write end only process wf-zl holds,
+ *               whose main thread has exited (pthread_exit()), leaving
+ *               its thread wf-zl-t, which sleeps;
  *   wf-pipe-self reads from a pipe whose write end only its own process
  *               holds, and wf-dfar from a UDP socket connected to a port
  *               of 127.0.0.1 nobody has: waits that name no holder;
@@ -66,6 +80,9 @@
 #include <netinet/in.h>
 #include <arpa/inet.h>
 #include <sys/wait.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <linux/userfaultfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -526,6 +543,179 @@ static void cli(const char *n)
 }
 
 /* wf-pipe-self: waits for itself (it holds the write end). */
+static char *uf_region;
+static int kf_pos_fd, kf_ino_fd, kf_pipe[2], kf_sock[2];
+static long kf_pg;
+
+static void kf_fail(const char *what)
+{
+	perror(what);
+	_exit(1);
+}
+
+static void *pos_h(void *arg)
+{
+	(void)arg;
+	name("wf-pos-h");
+	if (read(kf_pos_fd, uf_region, kf_pg) < 0)
+		kf_fail("offsample-waitfor: read (wf-pos-h)");
+	return NULL;
+}
+
+static void *pos_w(void *arg)
+{
+	char b;
+
+	(void)arg;
+	name("wf-pos-w");
+	if (read(kf_pos_fd, &b, 1) < 0)
+		kf_fail("offsample-waitfor: read (wf-pos-w)");
+	return NULL;
+}
+
+static void *ino_h(void *arg)
+{
+	(void)arg;
+	name("wf-ino-h");
+	if (pwrite(kf_ino_fd, uf_region + kf_pg, kf_pg, 0) < 0)
+		kf_fail("offsample-waitfor: pwrite (wf-ino-h)");
+	return NULL;
+}
+
+static void *ino_w(void *arg)
+{
+	(void)arg;
+	name("wf-ino-w");
+	if (pwrite(kf_ino_fd, "x", 1, 0) < 0)
+		kf_fail("offsample-waitfor: pwrite (wf-ino-w)");
+	return NULL;
+}
+
+static void *pmx_h(void *arg)
+{
+	(void)arg;
+	name("wf-pmx-h");
+	if (write(kf_pipe[1], uf_region + 2 * kf_pg, kf_pg) < 0)
+		kf_fail("offsample-waitfor: write (wf-pmx-h)");
+	return NULL;
+}
+
+static void *pmx_w(void *arg)
+{
+	char b;
+
+	(void)arg;
+	name("wf-pmx-w");
+	if (read(kf_pipe[0], &b, 1) < 0)
+		kf_fail("offsample-waitfor: read (wf-pmx-w)");
+	return NULL;
+}
+
+static void *uio_h(void *arg)
+{
+	(void)arg;
+	name("wf-uio-h");
+	if (read(kf_sock[0], uf_region + 3 * kf_pg, kf_pg) < 0)
+		kf_fail("offsample-waitfor: read (wf-uio-h)");
+	return NULL;
+}
+
+static void *uio_w(void *arg)
+{
+	char b;
+
+	(void)arg;
+	name("wf-uio-w");
+	if (read(kf_sock[0], &b, 1) < 0)
+		kf_fail("offsample-waitfor: read (wf-uio-w)");
+	return NULL;
+}
+
+/* A holder first, its waiter once it sleeps. */
+static void kf_pair(void *(*h)(void *), void *(*w)(void *))
+{
+	start(h, NULL);
+	usleep(300000);
+	start(w, NULL);
+}
+
+static void kf(const char *n)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg;
+	char path[64], *data;
+	int uffd, m;
+
+	name(n);
+	kf_pg = sysconf(_SC_PAGESIZE);
+	uffd = syscall(SYS_userfaultfd, O_CLOEXEC);
+	if (uffd < 0 || ioctl(uffd, UFFDIO_API, &api))
+		kf_fail("offsample-waitfor: userfaultfd");
+	uf_region = mmap(NULL, 4 * kf_pg, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (uf_region == MAP_FAILED)
+		kf_fail("offsample-waitfor: mmap");
+	memset(&reg, 0, sizeof(reg));
+	reg.range.start = (unsigned long)uf_region;
+	reg.range.len = 4 * kf_pg;
+	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
+	if (ioctl(uffd, UFFDIO_REGISTER, &reg))
+		kf_fail("offsample-waitfor: UFFDIO_REGISTER");
+	/*
+	 * Files of memory: a memfd, and one opened again through /proc (an
+	 * open(2) of a regular file: its position is locked for read()).
+	 */
+	data = calloc(1, kf_pg);
+	m = memfd_create("wf-kf-pos", 0);
+	if (!data || m < 0 || write(m, data, kf_pg) != kf_pg)
+		kf_fail("offsample-waitfor: memfd");
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", m);
+	kf_pos_fd = open(path, O_RDONLY);
+	kf_ino_fd = memfd_create("wf-kf-ino", 0);
+	if (kf_pos_fd < 0 || kf_ino_fd < 0 || pipe(kf_pipe) ||
+	    socketpair(AF_UNIX, SOCK_STREAM, 0, kf_sock) ||
+	    write(kf_sock[1], data, 64) != 64)
+		kf_fail("offsample-waitfor: open");
+	kf_pair(pos_h, pos_w);
+	kf_pair(ino_h, ino_w);
+	kf_pair(pmx_h, pmx_w);
+	kf_pair(uio_h, uio_w);
+	for (;;)
+		pause();
+}
+
+static int zl_pipe[2];
+
+static void *zl_thread(void *arg)
+{
+	(void)arg;
+	name("wf-zl-t");
+	for (;;)
+		pause();
+	return NULL;
+}
+
+/* wf-zl: holds the write end in a thread, its main thread gone. */
+static void zl(const char *n)
+{
+	name(n);
+	close(zl_pipe[0]);
+	start(zl_thread, NULL);
+	usleep(200000);
+	pthread_exit(NULL);
+}
+
+static void zl_r(const char *n)
+{
+	char b;
+
+	name(n);
+	close(zl_pipe[1]);
+	if (read(zl_pipe[0], &b, 1) < 0)
+		perror("offsample-waitfor: read (wf-zl-r)");
+	_exit(1);
+}
+
 static void pipe_self(const char *n)
 {
 	int p[2];
@@ -707,6 +897,15 @@ int main(int argc, char **argv)
 		server_pair(AF_INET, SOCK_STREAM, "wf-tsrv", "wf-tcli");
 		server_pair(AF_INET6, SOCK_STREAM, "wf-tsrv6", "wf-tcli6");
 		server_pair(AF_INET, SOCK_DGRAM, "wf-dsrv", "wf-dcli");
+		child(kf, "wf-kf");
+		if (pipe(zl_pipe)) {
+			perror("offsample-waitfor: pipe");
+			return 1;
+		}
+		child(zl, "wf-zl");
+		child(zl_r, "wf-zl-r");
+		close(zl_pipe[0]);
+		close(zl_pipe[1]);
 		child(pipe_self, "wf-pipe-self");
 		child(dfar, "wf-dfar");
 		sleep(1);	/* everyone has the files open */

@@ -334,7 +334,7 @@ sub cmd_waitcrit {
 # of one) and the edges between them are red.
 my %KCOLOR = (mutex => '#1f4e79', robust => '#1f4e79', pi => '#1f4e79', rwlock => '#1f4e79',
 	      gil => '#2e86c1', child => '#27ae60', cpu => '#e67e22', rwsem => '#8e44ad',
-	      rtmutex => '#8e44ad', unix => '#16a085', flock => '#7d6608', posix => '#7d6608',
+	      rtmutex => '#8e44ad', kmutex => '#8e44ad', unix => '#16a085', flock => '#7d6608', posix => '#7d6608',
 	      ofd => '#7d6608', pipe => '#16a085', fifo => '#16a085', tcp => '#117a65', udp => '#117a65');
 
 sub dq {	# a DOT string: quotes and backslashes escaped
