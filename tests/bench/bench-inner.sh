@@ -544,7 +544,8 @@ fi
 
 # ---------------------------------------------------------------- waitfor
 # The cost of naming who holds up threads that wait in the kernel (a
-# child, mmap_lock, a UNIX socket's peer, a file lock, a CPU):
+# child, mmap_lock, a file's kernel locks, a UNIX socket's peer, a file
+# lock, a pipe's or local connection's other end, a CPU):
 # build/offsample-waitfor (tests/workload/offsample-waitfor.c), warm ticks
 # with blockers=1 and blockers=0.
 if [[ " $SECTIONS " == *" waitfor "* ]]; then

@@ -1257,8 +1257,10 @@ def write_md(b, tick, pipe, read, rawdir, cfi=None, blk=None, onc=None, model=No
     if wf:
         w('### Waits in the kernel\n\n'
           '`build/offsample-waitfor` (tests/workload/offsample-waitfor.c): threads\n'
-          'waiting for a child, for `mmap_lock`, for a UNIX socket\'s peer, for\n'
-          'file locks; warm ticks with `blockers=1` and `blockers=0`.\n\n')
+          'waiting for a child, for `mmap_lock`, for a file\'s kernel locks, for a\n'
+          'UNIX socket\'s peer, for file locks, for the other end of a pipe, a FIFO\n'
+          'or a local TCP or UDP connection; warm ticks with `blockers=1` and\n'
+          '`blockers=0`.\n\n')
         w('| blockers | threads visited / tick | tick wall | sampler CPU / tick | waits looked up / found, per tick | time in lookups, per wait |\n'
           '|---|---:|---:|---:|---:|---:|\n')
         for mode in ('on', 'off'):
