@@ -28,6 +28,12 @@ log() { echo "insnprof-guest: $*" >&2; }
 sysctl -qw kernel.threads-max=200000 kernel.pid_max=4194304 vm.max_map_count=1048576
 start_ready /tmp/sleepers.out sleepers "$BB/offsample-sleepers" -n "$N" -m same || exit 1
 sl=$ready_pid
+# INSNPROF_PIPE=1 (insnprof.sh): the pipe load, its own process group.
+pp=
+if [ "${INSNPROF_PIPE:-0}" = 1 ]; then
+	setsid perf bench sched pipe -l 2000000000 > /dev/null 2>&1 &
+	pp=$!
+fi
 insmod "$KO" hz=$HZ "$@" || exit 1
 # The files' .eh_frame tables built, then two ticks that used them.
 wait_ticks 2 600 || exit 1
@@ -52,6 +58,7 @@ wait "$mark_pid" || exit 1
 cat $P/stats > "$OUT/stats.1"
 cat /proc/kallsyms > "$OUT/kallsyms"
 rmmod offsample
+[ -z "$pp" ] || kill -- -"$pp" 2>/dev/null
 kill $sl
 wait $sl 2>/dev/null
 exit 0

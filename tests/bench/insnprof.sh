@@ -13,12 +13,16 @@
 # in full: the cold capture).  The table goes to stdout and, with the raw
 # counts, to build/bench/insnprof/ (not committed).  BENCH_KERNEL: the
 # guest kernel (default: the first of tests/vm/kernels.sh).
+# INSNPROF_PIPE=1: `perf bench sched pipe` runs through the ticks too (two
+# processes of 28 executable mappings whose threads have run at every
+# tick: the flatness case; its own instructions are counted too, so
+# compare the module's functions, and the kernel's that only it calls).
 set -eu
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$TOP"
 BUILD=${BUILD:-$TOP/build}
 case "${1:-}" in
--h|--help) sed -n '3,16s/^# \{0,1\}//p' "$0"; exit 0 ;;
+-h|--help) sed -n '3,20s/^# \{0,1\}//p' "$0"; exit 0 ;;
 esac
 N=${1:-1000}
 TICKS=${2:-6}
@@ -43,7 +47,8 @@ mkdir -p "$OUT"
 echo "== $N threads, $TICKS ticks, $* on $kver (one vCPU, instruction count; see $OUT/console.log)"
 tests/vm/run-guest.sh --memory 4G --cpus 1 --timeout 3600 \
 	--qemu-opts "-icount shift=0 -plugin $B/insnprof.so,out=$OUT/blocks" \
-	"$kver" "$OUT" -- tests/bench/insnprof-guest.sh "$OUT" "$N" "$TICKS" "$@"
+	"$kver" "$OUT" -- env INSNPROF_PIPE="${INSNPROF_PIPE:-0}" \
+	tests/bench/insnprof-guest.sh "$OUT" "$N" "$TICKS" "$@"
 if [ ! -s "$OUT/blocks.1" ] || [ ! -s "$OUT/stats.1" ]; then
 	echo "insnprof.sh: no counts between the two marks (see $OUT/console.log)" >&2
 	exit 1
