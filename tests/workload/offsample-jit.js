@@ -4,7 +4,9 @@
 // turns between spinWork() (on-CPU) and napWork(), which blocks in
 // Atomics.wait() (off-CPU under the JavaScript function).  Both are
 // warmed up first so that V8 compiles them.  Prints "ready PID" once warm;
-// run it with --perf-basic-prof (or --perf-prof).
+// run it with --perf-basic-prof (or --perf-prof), and --no-turbo-inlining
+// to keep both functions' frames (TurboFan may inline them into the main
+// loop).
 'use strict';
 const cell = new Int32Array(new SharedArrayBuffer(4));
 let sink = 0;
