@@ -102,7 +102,8 @@ shares() {
 	# replacement) with spinWork() and napWork() inlined into it, and then
 	# those frames do not exist (seen: only "JS:* offsample-jit.js:1:1"
 	# in the make test of 89200d4 on 6.12; node --trace-turbo-inlining
-	# shows it on the host too).
+	# shows it on the host too).  The lines of offsample-jit.js are
+	# asserted below: its text must not move.
 	start_rt "$T/node.out" node --perf-basic-prof --no-turbo-inlining "$TOP/tests/workload/offsample-jit.js"
 	record_rt node
 	"$OFFS" collapse --user-only "$T/node.stacks" > "$T/node.folded"

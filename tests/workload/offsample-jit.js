@@ -4,9 +4,7 @@
 // turns between spinWork() (on-CPU) and napWork(), which blocks in
 // Atomics.wait() (off-CPU under the JavaScript function).  Both are
 // warmed up first so that V8 compiles them.  Prints "ready PID" once warm;
-// run it with --perf-basic-prof (or --perf-prof), and --no-turbo-inlining
-// to keep both functions' frames (TurboFan may inline them into the main
-// loop).
+// run it with --perf-basic-prof (or --perf-prof), --no-turbo-inlining.
 'use strict';
 const cell = new Int32Array(new SharedArrayBuffer(4));
 let sink = 0;
