@@ -20,6 +20,8 @@
 #define OFFS_UCFI_H
 
 #include <linux/types.h>
+#include <linux/kernel.h>
+#include <linux/mm.h>		/* PAGE_SIZE */
 
 enum offs_cfi_kind {
 	OFFS_CFI_INVALID,	/* CFI we cannot follow: stop, counted */
@@ -154,6 +156,159 @@ struct offs_unwind_out {
 	bool truncated;		/* stopped at max frames */
 	bool bad;		/* stopped at CFI that cannot be followed */
 };
+
+/*
+ * x86-64 signal frame: when a handler returns into the trampoline
+ * (__restore_rt, an 'S' FDE), sp points at the ucontext; its mcontext
+ * (struct sigcontext: r8..r15, rdi, rsi, rbp, rbx, rdx, rax, rcx, rsp,
+ * rip) starts 40 bytes in.
+ */
+#define OFFS_SIGCTX_OFF		40
+#define OFFS_SIGCTX_BP		10
+#define OFFS_SIGCTX_SP		15
+#define OFFS_SIGCTX_IP		16
+
+static __always_inline int offs_rd_user(const struct offs_unwind_ops *ops,
+					u64 addr, u64 *v, u64 *fault_addr)
+{
+	if (ops->read(ops->ctx, addr, v, sizeof(*v))) {
+		*fault_addr = addr;
+		return -EFAULT;
+	}
+	return 0;
+}
+
+/*
+ * Walk a user stack from regs into ips[] (leaf first; the leaf is always
+ * recorded); returns the depth.  Each frame is followed by its file's
+ * compiled CFI where ops->rule() finds a rule for it, by frame
+ * pointers elsewhere (no table, or code no FDE covers); out->cfi_frames
+ * counts the frames a CFI rule found.  Stops at the outermost frame (an
+ * undefined return address, one below PAGE_SIZE, or frame pointers that
+ * end), at a failed read (out->fault_addr: where), at max frames
+ * (out->truncated), or at CFI that cannot be followed or makes no sense
+ * (out->bad: a rule we cannot represent, a CFA that does not grow, leaves
+ * the stack span or is misaligned, one based on a lost rbp, a signal
+ * frame's registers outside the stack).
+ *
+ * Inline, so that a caller whose ops are constants (umm.c) has rule() and
+ * read() called directly and inlined: two indirect calls a frame were a
+ * tenth of a cold capture's instructions (docs/BENCHMARKS-tick.md).
+ */
+static __always_inline unsigned int
+offs_cfi_unwind_inline(const struct offs_unwind_ops *ops,
+		       const struct offs_unwind_regs *regs,
+		       unsigned long *ips, unsigned int max,
+		       struct offs_unwind_out *out)
+{
+	u64 pc = regs->ip, sp = regs->sp, bp = regs->bp, cfa, ra, v;
+	const struct offs_cfi_rule *r;
+	u64 frame[2], ctx[OFFS_SIGCTX_IP + 1];
+	bool exact = true, bp_known = true, cfi;
+	unsigned int n = 0;
+
+	out->truncated = false;
+	out->fault_addr = 0;
+	out->bad = false;
+	out->cfi_frames = 0;
+	if (!max)
+		return 0;
+	ips[n++] = pc;
+	for (;;) {
+		/* A return address is looked up at the call, just before it. */
+		r = ops->rule(ops->ctx, exact ? pc : pc - 1);
+		cfi = false;
+		if (!r || r->kind == OFFS_CFI_NONE) {
+			/* No CFI here: frame pointers, as far as they go. */
+			if (!bp_known || bp < sp || bp - regs->sp > OFFS_USTACK_SPAN ||
+			    (bp & 7))
+				break;
+			if (ops->read(ops->ctx, bp, frame, sizeof(frame))) {
+				out->fault_addr = bp;
+				break;
+			}
+			cfa = bp + sizeof(frame);
+			ra = frame[1];
+			bp = frame[0];
+		} else {
+			switch (r->kind) {
+			case OFFS_CFI_SIGNAL:
+				if (ops->read(ops->ctx, sp + OFFS_SIGCTX_OFF, ctx,
+					      sizeof(ctx))) {
+					out->fault_addr = sp + OFFS_SIGCTX_OFF;
+					goto done;
+				}
+				/* The interrupted context: an exact pc. */
+				pc = ctx[OFFS_SIGCTX_IP];
+				sp = ctx[OFFS_SIGCTX_SP];
+				bp = ctx[OFFS_SIGCTX_BP];
+				bp_known = true;
+				exact = true;
+				cfi = true;
+				if (pc < PAGE_SIZE || sp - regs->sp > OFFS_USTACK_SPAN) {
+					out->bad = true;
+					goto done;
+				}
+				goto record;
+			case OFFS_CFI_PLT:
+				cfa = sp + 8 + ((pc & 15) >= (u64)r->cfa_off ? 8 : 0);
+				break;
+			case OFFS_CFI_CFA_SP:
+				cfa = sp + r->cfa_off;
+				break;
+			case OFFS_CFI_CFA_BP:
+				if (!bp_known) {
+					out->bad = true;
+					goto done;
+				}
+				cfa = bp + r->cfa_off;
+				break;
+			case OFFS_CFI_STOP:
+				goto done;
+			default:	/* INVALID */
+				out->bad = true;
+				goto done;
+			}
+			if (cfa <= sp || cfa - regs->sp > OFFS_USTACK_SPAN ||
+			    (cfa & 7)) {
+				out->bad = true;
+				break;
+			}
+			if (offs_rd_user(ops, cfa - 8, &ra, &out->fault_addr))
+				break;
+			if (r->kind == OFFS_CFI_CFA_SP || r->kind == OFFS_CFI_CFA_BP) {
+				if (r->bp == OFFS_CFI_BP_CFA) {
+					if (offs_rd_user(ops, cfa + r->bp_off, &v,
+							 &out->fault_addr))
+						break;
+					bp = v;
+					bp_known = true;
+				} else if (r->bp == OFFS_CFI_BP_UNKNOWN) {
+					bp_known = false;
+				}
+			}
+			cfi = true;
+		}
+		/* Each frame must be above the last one. */
+		if (cfa <= sp)
+			break;
+		sp = cfa;
+		pc = ra;
+		exact = false;
+		if (pc < PAGE_SIZE)
+			break;
+record:
+		if (n == max) {
+			out->truncated = true;
+			break;
+		}
+		ips[n++] = pc;
+		if (cfi)
+			out->cfi_frames++;
+	}
+done:
+	return n;
+}
 
 unsigned int offs_cfi_unwind(const struct offs_unwind_ops *ops,
 			     const struct offs_unwind_regs *regs,

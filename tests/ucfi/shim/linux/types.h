@@ -20,5 +20,8 @@ typedef int64_t s64;
 #define S32_MAX		INT32_MAX
 #define S16_MIN		INT16_MIN
 #define S16_MAX		INT16_MAX
+#ifndef __always_inline
+#define __always_inline	inline __attribute__((__always_inline__))
+#endif
 #define fallthrough	__attribute__((__fallthrough__))
 #endif
