@@ -191,11 +191,23 @@ static bool offs_ucfi_same(const struct offs_ucfi_ent *a,
 	       timespec64_equal(&a->ctime, &b->ctime);
 }
 
+/*
+ * Bumped when tables held may no longer be what the parameters ask for
+ * (offs_cficache_shrink(), offs_cficache_retry()): users that keep
+ * entries from tick to tick (umm.c) let go of them.
+ */
+static unsigned int offs_cficache_epoch_n;
+
+unsigned int offs_cficache_epoch(void)
+{
+	return READ_ONCE(offs_cficache_epoch_n);
+}
+
 /* offs_cficache_lock held. */
 static void offs_ucfi_free(struct offs_ucfi_ent *e)
 {
 	lockdep_assert_held(&offs_cficache_lock);
-	hlist_del(&e->node);
+	hlist_del_init(&e->node);	/* offs_cficache_retry() may have */
 	if (e->state != OFFS_UCFI_PENDING)
 		list_del(&e->lru);
 	if (e->state == OFFS_UCFI_READY) {
@@ -624,18 +636,28 @@ void offs_cficache_totals(unsigned int *ents, size_t *bytes, unsigned int *jobs)
 /*
  * cfi_build_ms was changed: files that failed for taking longer than it
  * are built again when next met, and the fingerprints of evicted failures
- * (which do not say why) are forgotten.  Entries in use stay until the
- * window lets go of them.
+ * (which do not say why) are forgotten.  A failed entry in use is taken
+ * out of the hash (a new one is made when the file is next met) and freed
+ * when its last user lets go; the epoch tells umm.c to let go of kept
+ * copies of mappings.
  */
 void offs_cficache_retry(void)
 {
 	struct offs_ucfi_ent *e, *tmp;
 
 	mutex_lock(&offs_cficache_lock);
-	list_for_each_entry_safe(e, tmp, &offs_cficache_lru, lru)
-		if (!e->refs && e->state == OFFS_UCFI_FAILED &&
-		    (e->err == -ETIME || !e->lasting))
+	WRITE_ONCE(offs_cficache_epoch_n, offs_cficache_epoch_n + 1);
+	list_for_each_entry_safe(e, tmp, &offs_cficache_lru, lru) {
+		if (e->state != OFFS_UCFI_FAILED ||
+		    (e->err != -ETIME && e->lasting))
+			continue;
+		if (!e->refs) {
 			offs_ucfi_free(e);
+		} else {
+			hlist_del_init(&e->node);
+			e->cancelled = true;
+		}
+	}
 	if (offs_cficache_fps)
 		memset(offs_cficache_fps, 0, OFFS_CFICACHE_FP_BYTES);
 	mutex_unlock(&offs_cficache_lock);
@@ -653,6 +675,7 @@ void offs_cficache_shrink(void)
 	struct offs_ucfi_ent *e, *tmp;
 
 	mutex_lock(&offs_cficache_lock);
+	WRITE_ONCE(offs_cficache_epoch_n, offs_cficache_epoch_n + 1);
 	if (offs_cficache_cap()) {
 		offs_cficache_make_room(0);
 	} else {

@@ -38,5 +38,6 @@ const struct offs_py_syms *offs_cficache_py(const struct offs_ucfi_ent *e);
 void offs_cficache_totals(unsigned int *ents, size_t *bytes, unsigned int *jobs);
 void offs_cficache_shrink(void);
 void offs_cficache_retry(void);
+unsigned int offs_cficache_epoch(void);
 
 #endif /* OFFS_CFICACHE_H */

@@ -235,6 +235,77 @@ static inline int offs_mutex_owner(struct mutex *m, struct task_struct *t,
 #endif
 
 /*
+ * Has an address space's set of mappings stayed as it was when the
+ * sampler last copied it (umm.c keeps its copy of the executable mappings
+ * from tick to tick)?  offs_mm_wsig() is called with our mmap read lock
+ * held, right after a copy: it gives the sign to compare later and false
+ * when this kernel gives none.  offs_mm_wsig_same() needs no lock; a
+ * false "changed" only costs a new copy, a false "same" must never be.
+ *
+ * 6.12.y with per-VMA locks: mm_lock_seq, a seqcount begun by every
+ * mmap_write_lock() and ended at its unlock or downgrade; every change of
+ * the VMA tree or of a VMA's range, flags or file is made under that lock.
+ *
+ * Elsewhere (5.10, 6.1, and 6.4-6.12 kernels whose mm_lock_seq is an
+ * int), not PREEMPT_RT: the rwsem records its last owner, a writer at
+ * every way down_write() succeeds (cleared to 0 at up_write()), or the
+ * last reader at down_read() and down_read_trylock().  If the owner is
+ * still the sampler thread that took the read lock for the copy, no
+ * writer has taken the lock since: only a read lock taken in our thread
+ * can put our task there again (umm.c's snapshot marks the copy stale
+ * when it takes one; umm.c also compares the mapping count and the
+ * executable size, in case something else did in our context, such as a
+ * BPF program in an interrupt).  Any other reader (a page fault) also
+ * replaces it: one copy more.  With CONFIG_DEBUG_RWSEMS a reader clears
+ * its task at up_read(): never the same, a copy every tick.
+ */
+#ifdef OFFS_HAVE_MM_LOCK_SEQCOUNT
+static inline bool offs_mm_wsig(struct mm_struct *mm, unsigned long *sig)
+{
+	*sig = raw_read_seqcount(&mm->mm_lock_seq);
+	return true;
+}
+
+static inline bool offs_mm_wsig_same(struct mm_struct *mm, unsigned long sig)
+{
+	return raw_read_seqcount(&mm->mm_lock_seq) == sig;
+}
+
+/* Does a read lock of ours change the sign?  (The snapshot's.) */
+#define OFFS_MM_WSIG_READERS	0
+#elif !OFFS_RWSEM_ON_RTMUTEX && !defined(CONFIG_PREEMPT_RT)
+static inline bool offs_mm_wsig(struct mm_struct *mm, unsigned long *sig)
+{
+	unsigned long o = atomic_long_read(&mm->mmap_lock.owner);
+
+	*sig = (unsigned long)current;
+	return (o & ~OFFS_RWSEM_OWNER_FLAGS) == *sig;
+}
+
+static inline bool offs_mm_wsig_same(struct mm_struct *mm, unsigned long sig)
+{
+	unsigned long o = atomic_long_read(&mm->mmap_lock.owner);
+
+	return sig && (o & ~OFFS_RWSEM_OWNER_FLAGS) == sig;
+}
+
+#define OFFS_MM_WSIG_READERS	1
+#else
+/* PREEMPT_RT without mm_lock_seq: no sign, a copy every tick. */
+static inline bool offs_mm_wsig(struct mm_struct *mm, unsigned long *sig)
+{
+	return false;
+}
+
+static inline bool offs_mm_wsig_same(struct mm_struct *mm, unsigned long sig)
+{
+	return false;
+}
+
+#define OFFS_MM_WSIG_READERS	0
+#endif
+
+/*
  * Every VMA of an address space in address order, the mmap lock held:
  * since 6.1 an iterator over the maple tree (one step per VMA; a loop of
  * find_vma() would walk the tree from its root every time), before that

@@ -578,7 +578,7 @@ static void offs_tick(u64 now)
 	offs_table_fold(offs_fast_recs, w.nfast);
 	offs_blk_tick_end(offs_snap, offs_snap_out, w.n);
 	offs_critical_tick_end(offs_walk_whole(&w), w.ntodo);
-	offs_uwin_end();
+	offs_uwin_tick_end(false);
 	offs_root_leave();
 	/*
 	 * After a cut walk the threads not reached were not marked seen: keep
@@ -615,6 +615,8 @@ static int offs_sampler_fn(void *unused)
 			continue;
 		}
 		/* KTIME_MAX: no timer, wait for a kick (no consumer is due). */
+		if (due == U64_MAX)
+			offs_uwin_tick_end(true);
 		wait_event_interruptible_hrtimeout(offs_sampler_wq,
 						   kthread_should_stop() ||
 						   READ_ONCE(offs_kicked) ||
@@ -629,6 +631,7 @@ static int offs_sampler_fn(void *unused)
 		}
 	}
 	/* Files are named from each process's root (upath.c): let go. */
+	offs_uwin_tick_end(true);
 	offs_root_exit();
 	return 0;
 }

@@ -172,6 +172,9 @@ int offs_stats_show(struct seq_file *m, void *v)
 	OFFS_SHOW_U64(user_faulted);
 	OFFS_SHOW_U64(user_cfi_frames);
 	OFFS_SHOW_U64(user_rule_memo_hits);
+	OFFS_SHOW_U64(user_maps_copied);
+	OFFS_SHOW_U64(user_maps_kept);
+	OFFS_SHOW_U64(user_maps_keep_full);
 	OFFS_SHOW_U64(user_stack_memo_hits);
 	OFFS_SHOW_U64(unwind_errors);
 	OFFS_SHOW_U64(user_trylock_failed);

@@ -69,6 +69,9 @@ struct offs_stats {
 	u64 user_faulted;		/* walks ended at a non-resident page */
 	u64 user_cfi_frames;		/* user frames found with CFI tables */
 	u64 user_rule_memo_hits;	/* their rules found in umm.c's memo */
+	u64 user_maps_copied;		/* executable mappings copied (umm.c) */
+	u64 user_maps_kept;		/* a copy of an earlier tick used */
+	u64 user_maps_keep_full;	/* a copy not kept: OFFS_UKEEP_SLOTS */
 	u64 user_stack_memo_hits;	/* stacks found in ustack.c's memo */
 	u64 unwind_errors;		/* user walks ended by CFI not followed */
 	u64 user_trylock_failed;

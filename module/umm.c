@@ -10,10 +10,11 @@
  * mappings the frames fall in.
  *
  * A lock of the sampled process is held in two places only, each time
- * with mmap_read_trylock() (never waiting behind a writer): once per
- * process per tick to copy its executable file mappings (offs_umaps,
- * whose file references are held until the window ends: a umount in that
- * moment may see them busy), and in the snapshot for a frame outside them
+ * with mmap_read_trylock() (never waiting behind a writer): at most once
+ * per process per tick to copy its executable file mappings (offs_umaps,
+ * whose file references are held until the window ends, or while the copy
+ * is kept for the next ticks: a umount in that time may see them busy),
+ * and in the snapshot for a frame outside them
  * (anonymous code, the vDSO, a walk into nowhere), for one find_vma() and
  * at most one get_file() per frame.  Nothing under it allocates, sleeps
  * or takes another lock, so a writer of the sampled process (mmap, munmap,
@@ -32,6 +33,8 @@
 #include <linux/file.h>
 #include <linux/uaccess.h>
 #include <linux/hash.h>
+#include <linux/slab.h>
+#include <linux/string.h>
 
 #include "offsample.h"
 #include "params.h"
@@ -47,33 +50,74 @@ static struct mm_struct *offs_umm_cur;
  * file and its compiled CFI (cficache.c), sorted by address: what the
  * unwinder looks frames up in while a thread is pinned (no lock can be
  * taken then), and what the snapshot maps those frames to files with,
- * without the mmap lock.  Taken once per process per tick, under
- * mmap_read_trylock() (find_vma() and get_file() only).  A mapping
- * replaced later in the same tick keeps its old file here: frames are
+ * without the mmap lock.  Copied under mmap_read_trylock() (find_vma() and
+ * get_file() only) when a process's first thread is captured in a tick,
+ * or taken over from the copy of an earlier tick (offs_ukeep below).  A
+ * mapping replaced after the copy keeps its old file here: frames are
  * named after the file the walk found them in, whose reference we hold.
  */
 #define OFFS_UMAPS_MAX		256
 
-static struct {
+struct offs_umap {
 	unsigned long start;
 	unsigned long end;
 	unsigned long pgoff;
 	struct file *file;		/* reference held */
 	struct offs_ucfi_ent *ent;	/* reference held, or NULL */
 	bool retry;			/* NULL for now: ask again next tick */
-} offs_umaps[OFFS_UMAPS_MAX];
+};
+
+static struct offs_umap offs_umaps_buf[OFFS_UMAPS_MAX];	/* a new copy */
+static struct offs_umap *offs_umaps = offs_umaps_buf;	/* the window's */
 static unsigned int offs_numaps;
 static bool offs_umaps_busy;		/* no tables: the mmap lock was busy */
 static bool offs_umaps_built;		/* for offs_umm_cur */
+
+/*
+ * Copies kept from one tick to the next.  The threads of a process that
+ * run between ticks are captured again at every tick, and its mappings
+ * were copied again each time: a step per VMA (a process has a few
+ * hundred), a file reference and a table lookup under offs_cficache_lock
+ * per executable mapping; about 2,000 instructions per executable mapping
+ * against some 3,000 for the capture of a thread (docs/BENCHMARKS-icount.md,
+ * "flat").  A copy is used again while compat.h's offs_mm_wsig() says no
+ * writer of that mmap lock came since it was made (and the mapping count
+ * and executable size agree), and the CFI parameters did not change
+ * (cficache.c's epoch).  It is let go when its process is seen to exit,
+ * and at the end of the first tick that did not use it: its file
+ * references may make a umount see the files busy for that long (one
+ * tick interval, at most a second), where a window held them for part of
+ * a tick.  A bound hit is counted (user_maps_keep_full); that process's
+ * copy then lasts its window only.  A library rewritten in place keeps
+ * its old table while its copy is kept (the table was looked up by the
+ * file's size and times at the copy).
+ */
+#define OFFS_UKEEP_SLOTS	8
+
+static struct offs_ukeep {
+	struct mm_struct *mm;		/* mmgrab()bed; NULL: a free slot */
+	unsigned long sig;		/* offs_mm_wsig() at the copy */
+	struct offs_umap *maps;		/* n entries, references held */
+	unsigned int n;
+	unsigned int nretry;		/* entries with retry set */
+	unsigned int gen;		/* its offs_rmemo generation; 0: none */
+	unsigned int epoch;		/* offs_cficache_epoch() at the copy */
+	int map_count;			/* mm's, at the copy */
+	unsigned long exec_vm;		/* mm's, at the copy */
+	bool used;			/* by a window of this tick */
+	bool cfi;			/* copied with CFI tables on */
+	bool stale;			/* a read lock of ours since: copy again */
+} offs_ukeep[OFFS_UKEEP_SLOTS];
+static struct offs_ukeep *offs_ukeep_cur;	/* holds offs_umaps, or NULL */
 
 /*
  * The rules the unwinder found in the current window, by return address:
  * the threads of a process wait at the same few addresses, so a cold tick
  * looks each one up once per process instead of once per thread (a binary
  * search in the mappings, then one in the file's table).  The rule
- * pointers point into tables the window holds (offs_umaps[].ent), so
- * offs_umaps_clear() and offs_umaps_build() forget every entry (a new
- * generation).
+ * pointers point into tables the mappings hold (offs_umap.ent), so each
+ * set of mappings has its own generation: a new copy gets a new one, and
+ * a kept copy its own again, for as long as it is kept.
  * Only complete answers are kept: none where a table was still pending.
  * Used with IRQs off (pin.c) or in the IPI of oncpu.c, while the sampler
  * waits for it: never two users at once.
@@ -85,47 +129,237 @@ static struct offs_rmemo {
 	const struct offs_cfi_rule *rule;	/* NULL: no CFI there */
 	unsigned int gen;
 } offs_rmemo[1 << OFFS_RMEMO_BITS];
-static unsigned int offs_rmemo_gen = 1;
+static unsigned int offs_rmemo_gen = 1;		/* the window's */
+static unsigned int offs_rmemo_last = 1;	/* the last one given */
 
-/* Forget every remembered rule: the mappings or their tables change. */
+/* A generation no entry has: the mappings change, or get one. */
 static void offs_rmemo_forget(void)
-{
-	if (!++offs_rmemo_gen) {
-		/* Wrapped: no entry may match by an old generation. */
-		memset(offs_rmemo, 0, sizeof(offs_rmemo));
-		offs_rmemo_gen = 1;
-	}
-}
-
-static void offs_umaps_clear(void)
 {
 	unsigned int i;
 
-	offs_rmemo_forget();
-
-	for (i = 0; i < offs_numaps; i++) {
-		if (offs_umaps[i].ent)
-			offs_cficache_put(offs_umaps[i].ent);
-		fput(offs_umaps[i].file);
+	if (!++offs_rmemo_last) {
+		/* Wrapped: no entry may match by an old generation. */
+		memset(offs_rmemo, 0, sizeof(offs_rmemo));
+		for (i = 0; i < OFFS_UKEEP_SLOTS; i++)
+			offs_ukeep[i].gen = 0;
+		offs_rmemo_last = 1;
 	}
+	offs_rmemo_gen = offs_rmemo_last;
+}
+
+/* Drop the references of n copied mappings (no lock held; sleeps). */
+static void offs_umaps_put(struct offs_umap *m, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		if (m[i].ent)
+			offs_cficache_put(m[i].ent);
+		fput(m[i].file);
+	}
+}
+
+/* Let a kept copy go (not the window's); sleeps. */
+static void offs_ukeep_free(struct offs_ukeep *k)
+{
+	if (WARN_ON_ONCE(k == offs_ukeep_cur))
+		return;
+	offs_umaps_put(k->maps, k->n);
+	kvfree(k->maps);
+	atomic64_sub(offs_ksize(k->n * sizeof(*k->maps)),
+		     &offs_stats.memory_bytes);
+	mmdrop(k->mm);
+	memset(k, 0, sizeof(*k));
+}
+
+static struct offs_ukeep *offs_ukeep_find(struct mm_struct *mm)
+{
+	unsigned int i;
+
+	for (i = 0; i < OFFS_UKEEP_SLOTS; i++)
+		if (offs_ukeep[i].mm == mm)
+			return &offs_ukeep[i];
+	return NULL;
+}
+
+/*
+ * A read lock of ours was taken outside a copy: where the sign is the
+ * rwsem's owner (compat.h), it would now hide a writer that came before.
+ */
+static void offs_ukeep_touched(struct mm_struct *mm)
+{
+	struct offs_ukeep *k;
+
+	if (OFFS_MM_WSIG_READERS) {
+		k = offs_ukeep_find(mm);
+		if (k)
+			k->stale = true;
+	}
+}
+
+/* Is kept copy k of mm's mappings still right for parameters cfi? */
+static bool offs_ukeep_valid(const struct offs_ukeep *k,
+			     struct mm_struct *mm, bool cfi)
+{
+	return !k->stale && k->cfi == cfi &&
+	       k->epoch == offs_cficache_epoch() &&
+	       offs_mm_wsig_same(mm, k->sig) &&
+	       READ_ONCE(mm->map_count) == k->map_count &&
+	       READ_ONCE(mm->exec_vm) == k->exec_vm;
+}
+
+/*
+ * Make a kept copy of mm's mappings the window's if it is still right.
+ * Sleeps (a table asked for again: cficache.c's mutex).
+ */
+static bool offs_ukeep_enter(struct mm_struct *mm, bool cfi)
+{
+	struct offs_ukeep *k = offs_ukeep_find(mm);
+	struct offs_umap *m;
+	unsigned int i;
+
+	if (!k)
+		return false;
+	if (!offs_ukeep_valid(k, mm, cfi)) {
+		offs_ukeep_free(k);
+		return false;
+	}
+	for (i = 0; k->nretry && i < k->n; i++) {
+		m = &k->maps[i];
+		if (!m->retry)
+			continue;
+		m->retry = false;
+		m->ent = offs_cficache_get(m->file, &m->retry);
+		if (!m->retry)
+			k->nretry--;
+	}
+	k->used = true;
+	offs_ukeep_cur = k;
+	offs_umaps = k->maps;
+	offs_numaps = k->n;
+	if (!k->gen) {
+		offs_rmemo_forget();
+		k->gen = offs_rmemo_gen;
+	} else {
+		offs_rmemo_gen = k->gen;
+	}
+	return true;
+}
+
+/*
+ * Keep the copy just made (offs_umaps_buf, taken with the sign sig,
+ * mm's mapping count and executable size at the copy in *k0, and
+ * parameters cfi) for the ticks to come, in a free slot or that of a
+ * process that exited.  Slots in use are not taken over: with more
+ * processes than slots changing at every tick, the first ones keep
+ * theirs.  Sleeps (allocation).
+ */
+static void offs_ukeep_store(struct mm_struct *mm, const struct offs_ukeep *k0,
+			     bool cfi)
+{
+	struct offs_ukeep *k = NULL;
+	struct offs_umap *maps;
+	unsigned int i;
+
+	for (i = 0; i < OFFS_UKEEP_SLOTS && !k; i++)
+		if (!offs_ukeep[i].mm)
+			k = &offs_ukeep[i];
+	for (i = 0; i < OFFS_UKEEP_SLOTS && !k; i++)
+		if (!atomic_read(&offs_ukeep[i].mm->mm_users))
+			k = &offs_ukeep[i];
+	if (!k) {
+		OFFS_STAT_ADD(user_maps_keep_full, 1);
+		return;
+	}
+	maps = kvmalloc_array(offs_numaps, sizeof(*maps),
+			      GFP_KERNEL | __GFP_NOWARN);
+	if (!maps)
+		return;		/* this window's copy only */
+	if (k->mm)
+		offs_ukeep_free(k);
+	memcpy(maps, offs_umaps_buf, offs_numaps * sizeof(*maps));
+	atomic64_add(offs_ksize(offs_numaps * sizeof(*maps)),
+		     &offs_stats.memory_bytes);
+	mmgrab(mm);
+	*k = *k0;
+	k->mm = mm;
+	k->maps = maps;
+	k->n = offs_numaps;
+	k->nretry = 0;
+	for (i = 0; i < k->n; i++)
+		k->nretry += maps[i].retry;
+	k->gen = offs_rmemo_gen;
+	k->used = true;
+	k->cfi = cfi;
+	k->stale = false;
+	offs_ukeep_cur = k;
+	offs_umaps = maps;
+}
+
+/*
+ * End of a tick, no window open: let go of the copies this tick did not
+ * use, those of exited processes, and all of them with CFI tables off.
+ * Sleeps.
+ */
+void offs_umm_tick_end(bool all)
+{
+	bool cfi = READ_ONCE(offs_cfi_cache_mb);
+	struct offs_ukeep *k;
+	unsigned int i;
+
+	for (i = 0; i < OFFS_UKEEP_SLOTS; i++) {
+		k = &offs_ukeep[i];
+		if (!k->mm)
+			continue;
+		if (all || !k->used || k->cfi != cfi ||
+		    k->epoch != offs_cficache_epoch() ||
+		    !atomic_read(&k->mm->mm_users))
+			offs_ukeep_free(k);
+		else
+			k->used = false;
+	}
+}
+
+/* Leave the window's mappings: a kept copy keeps its references. */
+static void offs_umaps_clear(void)
+{
+	offs_rmemo_forget();
+	if (offs_ukeep_cur)
+		offs_ukeep_cur = NULL;
+	else
+		offs_umaps_put(offs_umaps, offs_numaps);
+	offs_umaps = offs_umaps_buf;
 	offs_numaps = 0;
 	offs_umaps_busy = false;
 	offs_umaps_built = false;
 }
 
-/* Sleeps (cficache.c's mutex, allocations); no lock held on entry. */
-static void offs_umaps_build(struct mm_struct *mm)
+/*
+ * Copy mm's executable mappings into offs_umaps_buf, with tables if cfi;
+ * -EBUSY if the mmap lock was not free, else 0 if *k0 tells when the
+ * copy stops being right (offs_mm_wsig(), the mapping count, the
+ * executable size, the CFI epoch), 1 if nothing does.  Sleeps
+ * (cficache.c's mutex, allocations); no lock held on entry.
+ */
+static int offs_umaps_build(struct mm_struct *mm, bool cfi,
+			    struct offs_ukeep *k0)
 {
-	bool cfi = READ_ONCE(offs_cfi_cache_mb);
+	struct offs_umap *u = offs_umaps_buf;
 	struct vm_area_struct *vma;
 	struct offs_vma_it it;
 	unsigned int i, n = 0;
+	bool signed_ok;
 
 	if (!mmap_read_trylock(mm)) {
 		/* Tables would be missing: a later tick can do better. */
 		offs_umaps_busy = cfi;
-		return;
+		return -EBUSY;
 	}
+	signed_ok = offs_mm_wsig(mm, &k0->sig);
+	k0->map_count = mm->map_count;
+	k0->exec_vm = mm->exec_vm;
+	/* Before the lookups: a later bump must find this copy stale. */
+	k0->epoch = offs_cficache_epoch();
 	/*
 	 * One step per VMA: a process with 5,000 threads has over 10,000
 	 * (stacks and their guard pages).
@@ -134,21 +368,22 @@ static void offs_umaps_build(struct mm_struct *mm)
 	while (n < OFFS_UMAPS_MAX && (vma = offs_vma_next(&it))) {
 		if (!(vma->vm_flags & VM_EXEC) || !vma->vm_file)
 			continue;
-		offs_umaps[n].start = vma->vm_start;
-		offs_umaps[n].end = vma->vm_end;
-		offs_umaps[n].pgoff = vma->vm_pgoff;
-		offs_umaps[n].file = get_file(vma->vm_file);
+		u[n].start = vma->vm_start;
+		u[n].end = vma->vm_end;
+		u[n].pgoff = vma->vm_pgoff;
+		u[n].file = get_file(vma->vm_file);
 		n++;
 	}
 	mmap_read_unlock(mm);
 	for (i = 0; i < n; i++) {
-		offs_umaps[i].retry = false;
-		offs_umaps[i].ent = cfi ?
-			offs_cficache_get(offs_umaps[i].file, &offs_umaps[i].retry) :
-			NULL;
+		u[i].retry = false;
+		u[i].ent = cfi ? offs_cficache_get(u[i].file, &u[i].retry) :
+				 NULL;
 	}
+	offs_umaps = u;
 	offs_numaps = n;
 	offs_rmemo_forget();
+	return signed_ok && n ? 0 : 1;
 }
 
 /*
@@ -265,7 +500,8 @@ static const struct offs_cfi_rule *offs_umm_rule(void *ctx, u64 pc)
  * docs/BENCHMARKS-tick.md, "User-walk experiments"): 20.5 / 18.8 us down
  * to 14.4 / 11.2 us.
  */
-int offs_umm_read(void *ctx, u64 addr, void *buf, size_t len)
+static __always_inline int offs_umm_rd(void *ctx, u64 addr, void *buf,
+				       size_t len)
 {
 	const u64 __user *p = (const u64 __user *)addr;
 	u64 *out = buf;
@@ -281,6 +517,11 @@ int offs_umm_read(void *ctx, u64 addr, void *buf, size_t len)
 		err = __get_user(out[i], p + i);
 	pagefault_enable();
 	return err ? -EFAULT : 0;
+}
+
+int offs_umm_read(void *ctx, u64 addr, void *buf, size_t len)
+{
+	return offs_umm_rd(ctx, addr, buf, len);
 }
 
 /*
@@ -328,8 +569,14 @@ struct mm_struct *offs_umm_current(void)
 /* Leave the current address space: its code map, then the mm itself. */
 void offs_umm_leave(void)
 {
+	struct offs_ukeep *k;
+
 	offs_umaps_clear();
 	if (offs_umm_cur) {
+		/* Exited meanwhile: its files are let go now, not at tick end. */
+		k = offs_ukeep_find(offs_umm_cur);
+		if (k && atomic_read(&offs_umm_cur->mm_users) <= 1)
+			offs_ukeep_free(k);
 		kthread_unuse_mm(offs_umm_cur);
 		/* Never tear down an exited process's memory in the sampler. */
 		mmput_async(offs_umm_cur);
@@ -371,10 +618,25 @@ struct mm_struct *offs_umm_use(struct task_struct *t)
 /* The map of the current address space's code the unwinder needs, once. */
 void offs_umm_map_code(void)
 {
-	if (offs_umm_cur && !offs_umaps_built) {
-		offs_umaps_build(offs_umm_cur);
-		offs_umaps_built = true;
+	/* Read once: the copy, its tables and the kept slot must agree. */
+	bool cfi = READ_ONCE(offs_cfi_cache_mb);
+	struct mm_struct *mm = offs_umm_cur;
+	struct offs_ukeep k0 = { };
+	int err;
+
+	if (!mm || offs_umaps_built)
+		return;
+	offs_umaps_built = true;
+	if (offs_ukeep_enter(mm, cfi)) {
+		OFFS_STAT_ADD(user_maps_kept, 1);
+		return;
 	}
+	err = offs_umaps_build(mm, cfi, &k0);
+	if (err < 0)
+		return;
+	OFFS_STAT_ADD(user_maps_copied, 1);
+	if (!err)
+		offs_ukeep_store(mm, &k0, cfi);
 }
 
 /*
@@ -391,7 +653,7 @@ unsigned int offs_umm_walk(const struct offs_sample *s, unsigned long *ips,
 {
 	struct offs_uctx uc;
 	struct offs_unwind_ops ops = {
-		.rule = offs_umm_rule, .read = offs_umm_read, .ctx = &uc,
+		.rule = offs_umm_rule, .read = offs_umm_rd, .ctx = &uc,
 	};
 	struct offs_unwind_regs r = {
 		.ip = s->uip, .sp = s->usp, .bp = s->ubp,
@@ -401,7 +663,7 @@ unsigned int offs_umm_walk(const struct offs_sample *s, unsigned long *ips,
 
 	uc.pending = false;
 	uc.memo_hits = 0;
-	n = offs_cfi_unwind(&ops, &r, ips, max, &out);
+	n = offs_cfi_unwind_inline(&ops, &r, ips, max, &out);
 	*truncated = out.truncated;
 	*fault_addr = out.fault_addr;
 	*pending = uc.pending || offs_umaps_busy;
@@ -501,10 +763,12 @@ int offs_umm_snapshot(struct mm_struct *mm, const unsigned long *ips,
 		vma = find_vma(mm, fault_addr);
 		*faulted = vma && fault_addr >= vma->vm_start;
 	}
-	if (locked)
+	if (locked) {
 		mmap_read_unlock(mm);
-	else
+		offs_ukeep_touched(mm);
+	} else {
 		*in_maps = mapped && !fault_addr && i == n;
+	}
 	return i;
 busy:
 	/* Not locked here: frames so far came from offs_umaps only. */

@@ -60,6 +60,7 @@ void offs_umm_map_code(void);
 const struct offs_py_syms *offs_umm_python(u64 *bias, bool *pending);
 bool offs_umm_orphaned(void);
 void offs_umm_leave(void);
+void offs_umm_tick_end(bool all);
 unsigned int offs_umm_walk(const struct offs_sample *s, unsigned long *ips,
 			   unsigned int max, bool *truncated,
 			   unsigned long *fault_addr, bool *pending);

@@ -201,6 +201,17 @@ void offs_uwin_end(void)
 	offs_upath_memo_clear();
 }
 
+/*
+ * The tick ended (or, idle, the sampler stops or waits for good): leave
+ * the window, and let go of the copies of mappings kept from tick to tick
+ * that this tick did not use (umm.c), all of them if idle.  Sleeps.
+ */
+void offs_uwin_tick_end(bool idle)
+{
+	offs_uwin_end();
+	offs_umm_tick_end(idle);
+}
+
 /* Leave at once a window whose process exited meanwhile (umm.c). */
 void offs_uwin_end_if_orphaned(void)
 {

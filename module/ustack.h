@@ -48,6 +48,7 @@ static inline size_t offs_ustack_size(unsigned int depth)
 struct mm_struct *offs_uwin_enter(struct task_struct *t);
 struct mm_struct *offs_uwin_enter_data(struct task_struct *t);
 void offs_uwin_end(void);
+void offs_uwin_tick_end(bool idle);
 void offs_uwin_end_if_orphaned(void);
 
 void offs_ustack_exit(void);

@@ -11,6 +11,21 @@
  * named on stderr and skipped (its thread is not started).
  *
  * Usage: offsample-cfihost LIB[:FUNC]...
+ *
+ * offsample-cfihost --swap MS [--anon] LIB_A LIB_B: one thread "swap-a"
+ * or "swap-b" (renamed at each load) loads LIB_A, blocks in its
+ * cfl_outer() for MS milliseconds, unloads it, does the same with LIB_B,
+ * and so on; another thread, "swap-tick", sleeps 5 ms at a time for good
+ * (its process changes at every sampler tick), with --anon from code in
+ * anonymous memory (its stack has a frame in no file).  Two copies of one
+ * library land at the same address, so a sampler that kept the old
+ * mapping would name the other file (umm.c's copies kept from tick to
+ * tick).  Before it blocks, each load has run the library's code once
+ * (no page fault after) and called mprotect() (munmap() would end with
+ * the lock downgraded to a read lock): the last user of the process's
+ * mmap lock is a writer, whose up_write() leaves no owner recorded.  Prints "base a=ADDR b=ADDR"
+ * (cfl_outer's address in each) and "ready" after the first load of
+ * each, then loops until killed.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -18,6 +33,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef long (*wait_fn)(int fd);
@@ -26,6 +43,121 @@ struct job {
 	wait_fn fn;
 	int fd;
 };
+
+typedef long (*sleep_fn)(const struct timespec *req, struct timespec *rem);
+
+static void *tick(void *arg)
+{
+	const struct timespec ts = { 0, 5 * 1000 * 1000 };
+	sleep_fn fn = arg;
+
+	for (;;)
+		fn(&ts, NULL);
+	return arg;
+}
+
+/* nanosleep() from anonymous memory: mov $35, %eax; syscall; ret. */
+static sleep_fn anon_nanosleep(void)
+{
+	static const unsigned char code[] = {
+		0xb8, 0x23, 0x00, 0x00, 0x00, 0x0f, 0x05, 0xc3,
+	};
+	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED) {
+		perror("offsample-cfihost: mmap");
+		exit(1);
+	}
+	memcpy(p, code, sizeof(code));
+	return (sleep_fn)p;
+}
+
+static long libc_nanosleep(const struct timespec *req, struct timespec *rem)
+{
+	return nanosleep(req, rem);
+}
+
+static const char *swap_lib[2];
+static int swap_fd[2], warm_fd[2];
+static void *swap_page;
+
+/* Load lib k, block in it until a byte comes, unload it; the address. */
+static void *swap_once(int k)
+{
+	void *h = dlopen(swap_lib[k], RTLD_NOW | RTLD_LOCAL);
+	wait_fn fn;
+
+	if (!h || !(fn = (wait_fn)dlsym(h, "cfl_outer"))) {
+		fprintf(stderr, "offsample-cfihost: %s: %s\n", swap_lib[k],
+			dlerror());
+		exit(1);
+	}
+	pthread_setname_np(pthread_self(), k ? "swap-b" : "swap-a");
+	/* Its pages in (a byte waits), then a writer of the mmap lock last. */
+	if (write(warm_fd[1], "", 1) != 1 || fn(warm_fd[0]) != 1 ||
+	    mprotect(swap_page, 4096, PROT_READ)) {
+		perror("offsample-cfihost: warm-up");
+		exit(1);
+	}
+	fn(swap_fd[0]);
+	dlclose(h);
+	return (void *)fn;
+}
+
+static void *swapper(void *arg)
+{
+	void *a = swap_once(0), *b = swap_once(1);
+
+	printf("base a=%p b=%p\nready\n", a, b);
+	fflush(stdout);
+	for (;;) {
+		swap_once(0);
+		swap_once(1);
+	}
+	return arg;
+}
+
+static int swap_main(int argc, char **argv)
+{
+	sleep_fn sleeper = libc_nanosleep;
+	struct timespec ts;
+	int a = 3;
+	pthread_t t;
+	long ms;
+
+	if (argc == 6 && !strcmp(argv[3], "--anon")) {
+		sleeper = anon_nanosleep();
+		a = 4;
+	}
+	if (argc != a + 2 || (ms = atol(argv[2])) <= 0) {
+		fprintf(stderr, "usage: offsample-cfihost --swap MS [--anon] LIB_A LIB_B\n");
+		return 2;
+	}
+	swap_lib[0] = argv[a];
+	swap_lib[1] = argv[a + 1];
+	ts.tv_sec = ms / 1000;
+	ts.tv_nsec = ms % 1000 * 1000000;
+	swap_page = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS,
+			 -1, 0);
+	if (swap_page == MAP_FAILED || pipe(swap_fd) || pipe(warm_fd) ||
+	    pthread_create(&t, NULL, tick, (void *)sleeper)) {
+		perror("offsample-cfihost");
+		return 1;
+	}
+	pthread_setname_np(t, "swap-tick");
+	if (pthread_create(&t, NULL, swapper, NULL)) {
+		perror("offsample-cfihost");
+		return 1;
+	}
+	for (;;) {
+		nanosleep(&ts, NULL);
+		if (write(swap_fd[1], "", 1) != 1) {
+			perror("offsample-cfihost: write");
+			return 1;
+		}
+	}
+}
 
 static void *run(void *arg)
 {
@@ -39,6 +171,8 @@ int main(int argc, char **argv)
 {
 	int i, loaded = 0, refused = 0;
 
+	if (argc > 1 && !strcmp(argv[1], "--swap"))
+		return swap_main(argc, argv);
 	if (argc < 2) {
 		fprintf(stderr, "usage: offsample-cfihost LIB[:FUNC]...\n");
 		return 2;
