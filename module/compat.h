@@ -61,6 +61,18 @@ static inline int offs_rwsem_writer(struct rw_semaphore *sem,
 	*owner = NULL;
 	return -ENOENT;
 }
+#elif defined(CONFIG_PREEMPT_RT)
+/* PREEMPT_RT before 5.15 (the rwsem-rt patch, 5.10-rt): not looked into. */
+#define OFFS_RWSEM_ON_RTMUTEX	0
+#define offs_rwsem_rtm(sem)	((void)(sem), NULL)
+
+static inline int offs_rwsem_writer(struct rw_semaphore *sem,
+				    struct task_struct *t,
+				    struct task_struct **owner)
+{
+	*owner = NULL;
+	return -ENOENT;
+}
 #else
 #define OFFS_RWSEM_ON_RTMUTEX	0
 #define offs_rwsem_rtm(sem)	((void)(sem), NULL)
@@ -118,9 +130,19 @@ static inline int offs_rwsem_writer(struct rw_semaphore *sem,
 }
 #endif
 
-#ifdef CONFIG_PREEMPT_RT
+#if defined(CONFIG_PREEMPT_RT) && defined(OFFS_HAVE_RT_MUTEX_BASE)
 /* PREEMPT_RT: a mutex is an rt_mutex, seen through task->pi_blocked_on. */
 #define offs_mutex_rtm(m)	((void *)&(m)->rtmutex)
+
+static inline int offs_mutex_owner(struct mutex *m, struct task_struct *t,
+				   struct task_struct **owner)
+{
+	*owner = NULL;
+	return -ENOENT;
+}
+#elif defined(CONFIG_PREEMPT_RT)
+/* PREEMPT_RT before 5.15 (the mutex-rt patch, 5.10-rt): not looked into. */
+#define offs_mutex_rtm(m)	((void)(m), NULL)
 
 static inline int offs_mutex_owner(struct mutex *m, struct task_struct *t,
 				   struct task_struct **owner)
