@@ -1030,16 +1030,17 @@ static bool offs_blk_cpu_holder(struct offs_blk_pending *p,
 
 /*
  * The children of this tick's "any child" and group waits: the leaders of
- * the walk whose parent is the waiter's process (the walk noted each
- * leader's parent), in the group asked for.  Returns how many edges
- * offs_blk_kids[] holds.
+ * the walk (lead[], nlead of them: snapshot indexes) whose parent is the
+ * waiter's process (the walk noted each leader's parent), in the group
+ * asked for.  Returns how many edges offs_blk_kids[] holds.
  */
 static unsigned int offs_blk_children(struct task_struct * const *snap,
 				      const struct offs_snap_out *out,
-				      unsigned int n)
+				      const unsigned int *lead,
+				      unsigned int nlead)
 {
 	struct offs_blk_cwait *w = offs_blk_cwaits;
-	unsigned int i, lo, hi, mid, nw = 0, nk = 0;
+	unsigned int i, l, lo, hi, mid, nw = 0, nk = 0;
 	struct offs_blk_child *c;
 	struct offs_blk_pending *p;
 
@@ -1061,7 +1062,8 @@ static unsigned int offs_blk_children(struct task_struct * const *snap,
 		return 0;
 	sort(w, nw, sizeof(*w), offs_blk_cwait_cmp, NULL);
 	/* Each leader of the walk: the waits of its parent's process. */
-	for (i = 0; i < n; i++) {
+	for (l = 0; l < nlead; l++) {
+		i = lead[l];
 		if (!out[i].ptgid || out[i].ptgid == out[i].tgid)
 			continue;
 		for (lo = 0, hi = nw; lo < hi; ) {
@@ -1212,10 +1214,11 @@ static unsigned int offs_blk_scan_from;
 
 /*
  * The processes holding the other end of this tick's pipe, FIFO and socket
- * waits: the descriptor tables of the walk's processes (each looked at
- * through its main thread, or another thread once that one has exited:
- * offs_blk_files_of(); a thread with a table of its own is not), in
- * the walk's order from where the last cut search stopped, within
+ * waits: the descriptor tables of the walk's processes (its leaders,
+ * lead[]: each looked at through its main thread, or another thread once
+ * that one has exited: offs_blk_files_of(); a thread with a table of its
+ * own is not), in the walk's order from where the last cut search
+ * stopped (a snapshot index), within
  * OFFS_BLK_SCAN_FDS descriptors, OFFS_BLK_SCAN_CHUNK under one hold of a
  * table.  A wait's own process is never its holder (it may hold both
  * ends).  Edges follow the nk already in offs_blk_kids[]; returns the new
@@ -1223,9 +1226,10 @@ static unsigned int offs_blk_scan_from;
  */
 static unsigned int offs_blk_files(struct task_struct * const *snap,
 				   const struct offs_snap_out *out,
-				   unsigned int n, unsigned int nk)
+				   unsigned int n, const unsigned int *lead,
+				   unsigned int nlead, unsigned int nk)
 {
-	unsigned int i, k, fd, looked, budget = OFFS_BLK_SCAN_FDS;
+	unsigned int i, k, s, fd, looked, budget = OFFS_BLK_SCAN_FDS;
 	unsigned long hit, others, found = 0;
 	struct task_struct *c, *ft;
 	char name[TASK_COMM_LEN], comm[TASK_COMM_LEN];
@@ -1235,10 +1239,13 @@ static unsigned int offs_blk_files(struct task_struct * const *snap,
 	if (!offs_blk_nft)
 		return nk;
 	t0 = local_clock();
-	for (k = 0; k < n && !cut; k++) {
-		i = (offs_blk_scan_from + k) % n;
-		if (out[i].tid != out[i].tgid)
-			continue;
+	/* The first leader at or after the index the last cut search left. */
+	s = 0;
+	if (n)
+		while (s < nlead && lead[s] < offs_blk_scan_from % n)
+			s++;
+	for (k = 0; k < nlead && !cut; k++) {
+		i = lead[(s + k) % nlead];
 		others = offs_blk_others(out[i].tgid);
 		if (!others)
 			continue;
@@ -1264,7 +1271,7 @@ static unsigned int offs_blk_files(struct task_struct * const *snap,
 		hit &= others;
 		found |= hit;
 		nk = offs_blk_file_edges(hit, i, name, comm, nk);
-		if (!budget && (fd != UINT_MAX || k + 1 < n)) {
+		if (!budget && (fd != UINT_MAX || k + 1 < nlead)) {
 			/* The next tick starts with what this one missed. */
 			cut = true;
 			offs_blk_scan_from = fd != UINT_MAX ? i : i + 1;
@@ -1303,7 +1310,8 @@ static void offs_blk_count(const struct offs_blk_pending *p,
  * exited); each holder is alive, referenced since offs_blk_note().
  */
 void offs_blk_tick_end(struct task_struct * const *snap,
-		       const struct offs_snap_out *out, unsigned int n)
+		       const struct offs_snap_out *out, unsigned int n,
+		       const unsigned int *lead, unsigned int nlead)
 {
 	unsigned int i, nkids, far = 0;
 	struct offs_blk_pending *p, q;
@@ -1338,8 +1346,8 @@ void offs_blk_tick_end(struct task_struct * const *snap,
 		put_task_struct(p->holder);
 		p->holder = NULL;
 	}
-	nkids = offs_blk_children(snap, out, n);
-	nkids = offs_blk_files(snap, out, n, nkids);
+	nkids = offs_blk_children(snap, out, lead, nlead);
+	nkids = offs_blk_files(snap, out, n, lead, nlead, nkids);
 	/*
 	 * At most OFFS_BLK_PENDING + OFFS_BLK_CHILD_EDGES short inserts (for
 	 * each consumer) under one hold; the sessions stay for the tick

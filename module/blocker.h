@@ -142,6 +142,7 @@ void offs_blk_copy_names(struct task_struct *t, char *name, char *comm);
 int offs_blk_init(void);
 void offs_blk_exit(void);
 void offs_blk_tick_end(struct task_struct * const *snap,
-		       const struct offs_snap_out *out, unsigned int n);
+		       const struct offs_snap_out *out, unsigned int n,
+		       const unsigned int *lead, unsigned int nlead);
 
 #endif /* OFFS_BLOCKER_H */

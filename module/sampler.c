@@ -62,6 +62,7 @@ static bool offs_woken;
 static struct task_struct **offs_snap;	/* every thread, in walk order */
 static struct offs_snap_out *offs_snap_out;	/* what each visit found */
 static unsigned int *offs_todo;		/* indexes of threads to visit */
+static unsigned int *offs_lead;		/* indexes of group leaders */
 static struct offs_rec **offs_fast_recs;	/* records with pending samples */
 static unsigned int offs_snap_cap;
 static unsigned long offs_ips[OFFS_MAX_DEPTH_LIMIT];
@@ -72,7 +73,8 @@ static char offs_wobj_buf[OFFS_WOBJ_MAX];
 #define OFFS_SNAP_MIN	1024U
 
 #define OFFS_SNAP_SLOT	(sizeof(*offs_snap) + sizeof(*offs_snap_out) + \
-			 sizeof(*offs_todo) + sizeof(*offs_fast_recs))
+			 sizeof(*offs_todo) + sizeof(*offs_lead) + \
+			 sizeof(*offs_fast_recs))
 
 static void offs_snap_free(void)
 {
@@ -80,10 +82,12 @@ static void offs_snap_free(void)
 	kvfree(offs_snap);
 	kvfree(offs_snap_out);
 	kvfree(offs_todo);
+	kvfree(offs_lead);
 	kvfree(offs_fast_recs);
 	offs_snap = NULL;
 	offs_snap_out = NULL;
 	offs_todo = NULL;
+	offs_lead = NULL;
 	offs_fast_recs = NULL;
 	offs_snap_cap = 0;
 }
@@ -94,16 +98,18 @@ static int offs_snap_grow(unsigned int want)
 	struct offs_snap_out *o;
 	struct task_struct **n;
 	struct offs_rec **r;
-	unsigned int *d;
+	unsigned int *d, *l;
 
 	n = kvmalloc_array(cap, sizeof(*n), GFP_KERNEL);
 	o = kvmalloc_array(cap, sizeof(*o), GFP_KERNEL);
 	d = kvmalloc_array(cap, sizeof(*d), GFP_KERNEL);
+	l = kvmalloc_array(cap, sizeof(*l), GFP_KERNEL);
 	r = kvmalloc_array(cap, sizeof(*r), GFP_KERNEL);
-	if (!n || !o || !d || !r) {
+	if (!n || !o || !d || !l || !r) {
 		kvfree(n);
 		kvfree(o);
 		kvfree(d);
+		kvfree(l);
 		kvfree(r);
 		return -ENOMEM;
 	}
@@ -111,6 +117,7 @@ static int offs_snap_grow(unsigned int want)
 	offs_snap = n;
 	offs_snap_out = o;
 	offs_todo = d;
+	offs_lead = l;
 	offs_fast_recs = r;
 	offs_snap_cap = cap;
 	atomic64_add(cap * OFFS_SNAP_SLOT, &offs_stats.memory_bytes);
@@ -121,6 +128,7 @@ static int offs_snap_grow(unsigned int want)
 struct offs_walk {
 	unsigned int n;		/* threads in offs_snap[] */
 	unsigned int ntodo;	/* ... of which to visit: offs_todo[] */
+	unsigned int nlead;	/* ... group leaders: offs_lead[] */
 	unsigned int nfast;	/* records in offs_fast_recs[] */
 	unsigned int hits;	/* threads counted in the walk */
 	unsigned int kthreads;	/* skipped: kernel threads */
@@ -212,9 +220,16 @@ static void offs_walk(struct offs_walk *w, bool kthreads, struct cgroup *target,
 			*out = (struct offs_snap_out) {
 				.tid = t->pid, .tgid = t->tgid,
 			};
-			/* For wait4(): whose child a process is (blocker.c). */
-			if (t == g && parents)
-				out->ptgid = rcu_dereference(t->real_parent)->tgid;
+			/*
+			 * blocker.c's end of tick looks at processes only:
+			 * their main threads, and for wait4() whose child each
+			 * is.
+			 */
+			if (t == g) {
+				offs_lead[w->nlead++] = w->n;
+				if (parents)
+					out->ptgid = rcu_dereference(t->real_parent)->tgid;
+			}
 			if (!kthreads && (READ_ONCE(t->flags) & PF_KTHREAD)) {
 				w->kthreads++;
 				goto next;
@@ -576,7 +591,7 @@ static void offs_tick(u64 now)
 	}
 	t2 = ktime_get_ns();
 	offs_table_fold(offs_fast_recs, w.nfast);
-	offs_blk_tick_end(offs_snap, offs_snap_out, w.n);
+	offs_blk_tick_end(offs_snap, offs_snap_out, w.n, offs_lead, w.nlead);
 	offs_critical_tick_end(offs_walk_whole(&w), w.ntodo);
 	offs_uwin_tick_end(false);
 	offs_root_leave();
