@@ -247,10 +247,10 @@ static bool offs_ukeep_enter(struct mm_struct *mm, bool cfi)
 }
 
 /*
- * Keep the copy just made (offs_umaps_buf, taken with the sign sig,
- * mm's mapping count and executable size at the copy in *k0, and
- * parameters cfi) for the ticks to come, in a free slot or that of a
- * process that exited.  Slots in use are not taken over: with more
+ * Keep the copy just made (offs_umaps_buf; *k0 holds the sign, mm's
+ * mapping count and executable size and the CFI epoch at the copy; cfi
+ * the parameter it was made with) for the ticks to come, in a free slot
+ * or that of a process that exited.  Slots in use are not taken over: with more
  * processes than slots changing at every tick, the first ones keep
  * theirs.  Sleeps (allocation).
  */
