@@ -981,8 +981,11 @@ static void offs_blk_count_sessions(const struct offs_blk_pending *p,
 			continue;
 		k = p->key;
 		k.wrec = p->wsrec[s];
+		/* A holder the session does not sample has no record there. */
 		if (p->hidx >= 0)
-			offs_blk_holder(&k, &out[p->hidx], out[p->hidx].srec[s],
+			offs_blk_holder(&k, &out[p->hidx],
+					out[p->hidx].smask & OFFS_SLOT_SESS(s) ?
+					out[p->hidx].srec[s] : NULL,
 					OFFS_SLOT_SESS(s));
 		offs_table_count_edge(offs_sessions[s]->gen, &k);
 	}
@@ -1041,8 +1044,10 @@ static unsigned int offs_blk_children(struct task_struct * const *snap,
 {
 	struct offs_blk_cwait *w = offs_blk_cwaits;
 	unsigned int i, l, lo, hi, mid, nw = 0, nk = 0;
+	unsigned long waiting = 0;	/* the waiters' tgids, as bits */
 	struct offs_blk_child *c;
 	struct offs_blk_pending *p;
+	pid_t ptgid;
 
 	for (i = 0; i < offs_blk_npend; i++) {
 		p = &offs_blk_pend[i];
@@ -1051,6 +1056,7 @@ static unsigned int offs_blk_children(struct task_struct * const *snap,
 		if (nw < OFFS_BLK_CHILD_WAITS) {
 			w[nw].tgid = p->key.wtgid;
 			w[nw++].pend = i;
+			waiting |= BIT((u32)p->key.wtgid % BITS_PER_LONG);
 		} else {
 			/* Not looked at: counted as dropped, not counted. */
 			p->children = false;
@@ -1061,19 +1067,25 @@ static unsigned int offs_blk_children(struct task_struct * const *snap,
 	if (!nw)
 		return 0;
 	sort(w, nw, sizeof(*w), offs_blk_cwait_cmp, NULL);
-	/* Each leader of the walk: the waits of its parent's process. */
+	/*
+	 * Each leader of the walk: the waits of its parent's process.  Most
+	 * parents wait for nothing: one bit test rules them out before the
+	 * search (a few hundred leaders, a wait or two, at every tick).
+	 */
 	for (l = 0; l < nlead; l++) {
 		i = lead[l];
-		if (!out[i].ptgid || out[i].ptgid == out[i].tgid)
+		ptgid = out[i].ptgid;
+		if (!(waiting & BIT((u32)ptgid % BITS_PER_LONG)) || !ptgid ||
+		    ptgid == out[i].tgid)
 			continue;
 		for (lo = 0, hi = nw; lo < hi; ) {
 			mid = lo + (hi - lo) / 2;
-			if (w[mid].tgid < out[i].ptgid)
+			if (w[mid].tgid < ptgid)
 				lo = mid + 1;
 			else
 				hi = mid;
 		}
-		for (; lo < nw && w[lo].tgid == out[i].ptgid; lo++) {
+		for (; lo < nw && w[lo].tgid == ptgid; lo++) {
 			p = &offs_blk_pend[w[lo].pend];
 			c = &offs_blk_kids[nk < OFFS_BLK_CHILD_EDGES ? nk : 0];
 			if (!offs_kh_is_child(snap[i], out[i].tgid,
@@ -1213,24 +1225,179 @@ static unsigned int offs_blk_file_edges(unsigned long hit, unsigned int i,
 static unsigned int offs_blk_scan_from;
 
 /*
+ * What whole searches found (kfile.c's memos): offs_blk_nmemo of them in
+ * offs_blk_memos[offs_blk_mcur] (the last tick's first, then older ones
+ * no tick has asked for since, at most OFFS_BLK_MEMOS), those a wait of
+ * this tick looked at in offs_blk_mused; offs_blk_fmemo[j] is this tick's
+ * for target j once offs_blk_fmemo_ok has bit j.
+ */
+#define OFFS_BLK_MEMOS	16
+static struct offs_kf_memo offs_blk_memos[2][OFFS_BLK_MEMOS];
+static unsigned int offs_blk_nmemo, offs_blk_mcur;
+static unsigned long offs_blk_mused;
+static struct offs_kf_memo offs_blk_fmemo[OFFS_KF_TARGETS];
+static unsigned long offs_blk_fmemo_ok;
+
+/* The processes of the memo being checked: snapshot index and names. */
+static struct offs_blk_mproc {
+	pid_t tgid;
+	unsigned int idx;
+	char name[TASK_COMM_LEN];
+	char comm[TASK_COMM_LEN];
+} offs_blk_mprocs[OFFS_KF_MEMO_FDS];
+
+/*
+ * The snapshot index of process d->tgid's main thread among the walk's
+ * leaders: where it was when the memo was made, else looked for.  -1: the
+ * walk did not see it.
+ */
+static int offs_blk_lead_of(const struct offs_snap_out *out, unsigned int n,
+			    const unsigned int *lead, unsigned int nlead,
+			    const struct offs_kf_fd *d)
+{
+	unsigned int l;
+
+	if (d->idx < n && out[d->idx].tgid == d->tgid &&
+	    out[d->idx].tid == d->tgid)
+		return d->idx;
+	for (l = 0; l < nlead; l++)
+		if (out[lead[l]].tgid == d->tgid)
+			return lead[l];
+	return -1;
+}
+
+/*
+ * Target j's holders as the last tick's memo of what it waits for says, if
+ * that memo still holds (kfile.c): their edges added after the *nk in
+ * offs_blk_kids[] (*nk moved on), *found bit j set if there is one, the
+ * memo kept for the next tick.  False if there is none or it no longer
+ * holds: search.
+ */
+static bool offs_blk_memo_holders(struct task_struct * const *snap,
+				  const struct offs_snap_out *out,
+				  unsigned int n, const unsigned int *lead,
+				  unsigned int nlead, unsigned int j,
+				  unsigned int *nk, unsigned long *found)
+{
+	const struct offs_kf_target *tg = &offs_blk_ftg[j];
+	struct offs_blk_mproc *mp = offs_blk_mprocs;
+	const struct offs_kf_memo *m = NULL;
+	struct task_struct *c, *ft = NULL;
+	long count[OFFS_KF_MEMO_FDS];
+	unsigned int k, np = 0;
+	bool ok = true;
+	int i;
+
+	/* Every memo for what tg waits for is looked at (not kept as old). */
+	for (k = 0; k < offs_blk_nmemo; k++) {
+		if (!offs_kf_memo_for(&offs_blk_memos[offs_blk_mcur][k], tg))
+			continue;
+		if (!m)
+			m = &offs_blk_memos[offs_blk_mcur][k];
+		offs_blk_mused |= BIT(k);
+	}
+	if (!m || offs_kf_memo_over(m))
+		return false;
+	for (k = 0; ok && k < m->n; k++) {
+		if (!k || m->d[k].tgid != m->d[k - 1].tgid) {
+			/* The next process: its table, its names. */
+			if (ft)
+				put_task_struct(ft);
+			ft = NULL;
+			i = offs_blk_lead_of(out, n, lead, nlead, &m->d[k]);
+			c = i < 0 ? NULL : offs_blk_leader(snap[i], m->d[k].tgid,
+							   mp[np].name,
+							   mp[np].comm);
+			if (c) {
+				ft = offs_blk_files_of(c);
+				put_task_struct(c);
+			}
+			if (!ft)
+				break;
+			mp[np].tgid = m->d[k].tgid;
+			mp[np++].idx = i;
+		}
+		ok = offs_kf_memo_fd(ft, tg, &m->d[k], &count[k]);
+	}
+	if (ft)
+		put_task_struct(ft);
+	if (!ok || k < m->n || !offs_kf_memo_whole(tg, m, count))
+		return false;
+	for (k = 0; k < np; k++) {
+		if (mp[k].tgid == tg->wtgid)
+			continue;	/* never its own holder */
+		*nk = offs_blk_file_edges(BIT(j), mp[k].idx, mp[k].name,
+					  mp[k].comm, *nk);
+		*found |= BIT(j);
+	}
+	/* Kept, with where each process is in this tick's snapshot. */
+	offs_blk_fmemo[j] = *m;
+	for (k = 0, np = 0; k < m->n; k++) {
+		if (mp[np].tgid != m->d[k].tgid)
+			np++;
+		offs_blk_fmemo[j].d[k].idx = mp[np].idx;
+	}
+	offs_blk_fmemo_ok |= BIT(j);
+	OFFS_STAT_ADD(blocker_files_kept, 1);
+	return true;
+}
+
+/*
+ * The next tick's memos: this tick's (offs_blk_fmemo_ok), then the older
+ * ones no wait of this tick looked at (a memo is checked before it is
+ * believed, so its age does not matter).
+ */
+static void offs_blk_memo_keep(void)
+{
+	const struct offs_kf_memo *old = offs_blk_memos[offs_blk_mcur];
+	struct offs_kf_memo *next = offs_blk_memos[offs_blk_mcur ^ 1];
+	unsigned int j, k, nn = 0;
+
+	for (j = 0; j < offs_blk_nft && nn < OFFS_BLK_MEMOS; j++) {
+		/* One per thing waited for (two readers of a pipe: one). */
+		if (!(offs_blk_fmemo_ok & BIT(j)) ||
+		    offs_kf_memo_over(&offs_blk_fmemo[j]))
+			continue;
+		for (k = 0; k < nn; k++)
+			if (offs_kf_memo_same(&next[k], &offs_blk_fmemo[j]))
+				break;
+		if (k == nn)
+			next[nn++] = offs_blk_fmemo[j];
+	}
+	for (k = 0; k < offs_blk_nmemo && nn < OFFS_BLK_MEMOS; k++)
+		if (!(offs_blk_mused & BIT(k)))
+			next[nn++] = old[k];
+	offs_blk_mcur ^= 1;
+	offs_blk_nmemo = nn;
+	offs_blk_mused = 0;
+	offs_blk_fmemo_ok = 0;
+}
+
+/*
  * The processes holding the other end of this tick's pipe, FIFO and socket
- * waits: the descriptor tables of the walk's processes (its leaders,
+ * waits.  First the memos of the last tick's whole searches
+ * (offs_blk_memo_holders()); the waits they do not settle are searched
+ * for: the descriptor tables of the walk's processes (its leaders,
  * lead[]: each looked at through its main thread, or another thread once
  * that one has exited: offs_blk_files_of(); a thread with a table of its
  * own is not), in the walk's order from where the last cut search
  * stopped (a snapshot index), within
  * OFFS_BLK_SCAN_FDS descriptors, OFFS_BLK_SCAN_CHUNK under one hold of a
  * table.  A wait's own process is never its holder (it may hold both
- * ends).  Edges follow the nk already in offs_blk_kids[]; returns the new
- * count.  Sleeps between chunks.
+ * ends), but its table is searched too, for the memo.  A search not cut
+ * short makes the memos of the next tick.  Edges follow the nk already in
+ * offs_blk_kids[]; returns the new count.  Sleeps between chunks.
  */
 static unsigned int offs_blk_files(struct task_struct * const *snap,
 				   const struct offs_snap_out *out,
 				   unsigned int n, const unsigned int *lead,
 				   unsigned int nlead, unsigned int nk)
 {
-	unsigned int i, k, s, fd, looked, budget = OFFS_BLK_SCAN_FDS;
-	unsigned long hit, others, found = 0;
+	unsigned int i, j, k, s, looked, budget = OFFS_BLK_SCAN_FDS;
+	unsigned long others, kept = 0, found = 0;
+	struct offs_kf_scan sc = {
+		.tg = offs_blk_ftg, .n = offs_blk_nft, .memo = offs_blk_fmemo,
+	};
 	struct task_struct *c, *ft;
 	char name[TASK_COMM_LEN], comm[TASK_COMM_LEN];
 	bool cut = false;
@@ -1239,16 +1406,23 @@ static unsigned int offs_blk_files(struct task_struct * const *snap,
 	if (!offs_blk_nft)
 		return nk;
 	t0 = local_clock();
+	for (j = 0; j < offs_blk_nft; j++) {
+		if (offs_blk_memo_holders(snap, out, n, lead, nlead, j, &nk,
+					  &found))
+			kept |= BIT(j);
+		else
+			offs_kf_memo_start(&offs_blk_fmemo[j],
+					   &offs_blk_ftg[j]);
+	}
+	sc.want = GENMASK(offs_blk_nft - 1, 0) & ~kept;
 	/* The first leader at or after the index the last cut search left. */
 	s = 0;
-	if (n)
+	if (n && sc.want)
 		while (s < nlead && lead[s] < offs_blk_scan_from % n)
 			s++;
-	for (k = 0; k < nlead && !cut; k++) {
+	for (k = 0; k < nlead && sc.want && !cut; k++) {
 		i = lead[(s + k) % nlead];
-		others = offs_blk_others(out[i].tgid);
-		if (!others)
-			continue;
+		others = offs_blk_others(out[i].tgid) & sc.want;
 		c = offs_blk_leader(snap[i], out[i].tgid, name, comm);
 		if (!c)
 			continue;
@@ -1256,36 +1430,41 @@ static unsigned int offs_blk_files(struct task_struct * const *snap,
 		put_task_struct(c);
 		if (!ft)
 			continue;
-		hit = 0;
-		fd = 0;
+		sc.hit = 0;
+		sc.from = 0;
+		sc.idx = i;
 		do {
-			looked = offs_kf_scan(ft, offs_blk_ftg, offs_blk_nft,
-					      &fd, min_t(unsigned int, budget,
-							 OFFS_BLK_SCAN_CHUNK),
-					      &hit);
+			looked = offs_kf_scan(ft, &sc,
+					      min_t(unsigned int, budget,
+						    OFFS_BLK_SCAN_CHUNK));
 			budget -= looked;
 			OFFS_STAT_ADD(blocker_fds, looked);
 			cond_resched();
-		} while (fd != UINT_MAX && budget);
+		} while (sc.from != UINT_MAX && budget);
 		put_task_struct(ft);
-		hit &= others;
-		found |= hit;
-		nk = offs_blk_file_edges(hit, i, name, comm, nk);
-		if (!budget && (fd != UINT_MAX || k + 1 < nlead)) {
+		sc.hit &= others;
+		found |= sc.hit;
+		nk = offs_blk_file_edges(sc.hit, i, name, comm, nk);
+		if (!budget && (sc.from != UINT_MAX || k + 1 < nlead)) {
 			/* The next tick starts with what this one missed. */
 			cut = true;
-			offs_blk_scan_from = fd != UINT_MAX ? i : i + 1;
+			offs_blk_scan_from = sc.from != UINT_MAX ? i : i + 1;
 			OFFS_STAT_ADD(blocker_fds_cut, 1);
 		}
 	}
+	/* A whole search: what it found is the next tick's memo. */
+	if (!cut)
+		offs_blk_fmemo_ok |= sc.want;
 	/* Nobody else has the other end open (or not within the bound). */
-	for (k = 0; k < offs_blk_nft; k++) {
-		if (found & BIT(k))
+	for (j = 0; j < offs_blk_nft; j++) {
+		if (found & BIT(j))
 			continue;
 		OFFS_STAT_ADD(blocker_unknown, 1);
-		offs_blk_set_unknown(&offs_blk_pend[offs_blk_fpend[k]],
-				     cut ? OFFS_BW_CUT : OFFS_BW_NOBODY);
+		offs_blk_set_unknown(&offs_blk_pend[offs_blk_fpend[j]],
+				     cut && !(kept & BIT(j)) ? OFFS_BW_CUT :
+							       OFFS_BW_NOBODY);
 	}
+	offs_blk_memo_keep();
 	offs_blk_files_put();
 	OFFS_STAT_ADD(blocker_ns_total, local_clock() - t0);
 	return nk;

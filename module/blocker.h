@@ -117,7 +117,8 @@ struct offs_edge {
 /* sampler.c: what one visit left for the end of the tick. */
 struct offs_snap_out {
 	struct offs_rec *rec;		/* counted here, or NULL */
-	struct offs_rec *srec[OFFS_SESSIONS_MAX];	/* ... in the sessions */
+	/* ... in the sessions: set by a visit, for the sessions in smask */
+	struct offs_rec *srec[OFFS_SESSIONS_MAX];
 	unsigned int smask;		/* consumers that want it (OFFS_SLOT_*) */
 	pid_t tid, tgid;
 	pid_t ptgid;			/* leaders: the parent's process */

@@ -12,7 +12,9 @@
  * owner; only UNIX sockets keep their peer's pid, kholder.c), so the end
  * of a tick looks through the descriptor tables of the processes the walk
  * visited for the files the tick's waits name (offs_kf_scan(), at most
- * OFFS_BLK_SCAN_FDS descriptors a tick, blocker.c).  A socket whose peer is
+ * OFFS_BLK_SCAN_FDS descriptors a tick, blocker.c), unless what an earlier
+ * search found is checked to be all there still is (a memo, below).  A
+ * socket whose peer is
  * not on this host (the lookups find no established or connected socket
  * for its four-tuple) names nobody: the chain ends there, at the network.
  *
@@ -29,10 +31,11 @@
  * late); the peer's sock is
  * referenced, so its address cannot name another socket meanwhile.  A
  * scanned descriptor's file is only read under RCU (f_op, private_data,
- * f_mode, and a socket's sk once it is known to be the peer's socket),
- * never referenced.
+ * f_mode, f_count, and a socket's sk once it is known to be the peer's
+ * socket), never referenced.
  */
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
 #include <linux/sched/task.h>
 #include <linux/file.h>
 #include <linux/fdtable.h>
@@ -40,6 +43,7 @@
 #include <linux/magic.h>
 #include <linux/module.h>
 #include <linux/net.h>
+#include <linux/pipe_fs_i.h>
 #include <linux/rcupdate.h>
 #include <net/sock.h>
 #include <net/inet_sock.h>
@@ -218,24 +222,44 @@ static bool offs_kf_match(const struct file *f, const struct offs_kf_target *tg)
 }
 
 /*
- * Which of the n targets tg[] process c (its main thread, referenced) has
- * open among its open descriptors from *from on, or-ed into *hit as bits:
- * looks at no more than max of them, sets *from to the next one to look
- * at (UINT_MAX: none left) and returns how many it looked at.  Holds c's
- * task lock (spinlock_t: sleeps on PREEMPT_RT; the caller may sleep) and
- * the RCU read lock for those max, so the caller scans in chunks.
+ * Descriptor fd of process tgid is file f: one more in memo m.  fd
+ * UINT_MAX: one the memo cannot vouch for (it is over, as with more than
+ * OFFS_KF_MEMO_FDS descriptors).
  */
-unsigned int offs_kf_scan(struct task_struct *c,
-			  const struct offs_kf_target *tg, unsigned int n,
-			  unsigned int *from, unsigned int max,
-			  unsigned long *hit)
+static void offs_kf_memo_add(struct offs_kf_memo *m, pid_t tgid,
+			     unsigned int idx, unsigned int fd,
+			     const struct file *f)
 {
+	if (fd == UINT_MAX)
+		m->n = OFFS_KF_MEMO_FDS + 1;
+	if (m->n < OFFS_KF_MEMO_FDS)
+		m->d[m->n] = (struct offs_kf_fd) {
+			.tgid = tgid, .idx = idx, .fd = fd, .f = f,
+		};
+	if (m->n <= OFFS_KF_MEMO_FDS)
+		m->n++;
+}
+
+/*
+ * Which of the targets s->tg[] in s->want process c (its main thread,
+ * referenced) has open among its open descriptors from s->from on, or-ed
+ * into s->hit as bits (and recorded in s->memo[]): looks at no more than
+ * max of them, sets s->from to the next one to look at (UINT_MAX: none
+ * left) and returns how many it looked at.  Holds c's task lock
+ * (spinlock_t: sleeps on PREEMPT_RT; the caller may sleep) and the RCU
+ * read lock for those max, so the caller scans in chunks.
+ */
+unsigned int offs_kf_scan(struct task_struct *c, struct offs_kf_scan *s,
+			  unsigned int max)
+{
+	const struct offs_kf_target *tg = s->tg;
 	struct files_struct *files;
 	struct fdtable *fdt;
-	unsigned int fd = *from, j, looked = 0;
+	unsigned int fd = s->from, j, looked = 0;
+	bool shared;
 	struct file *f;
 
-	*from = UINT_MAX;
+	s->from = UINT_MAX;
 	/* exit_files() detaches and frees c->files under the task lock. */
 	task_lock(c);
 	files = c->files;
@@ -244,11 +268,17 @@ unsigned int offs_kf_scan(struct task_struct *c,
 	/* The descriptor table and the files in it are freed after RCU. */
 	rcu_read_lock();
 	fdt = files_fdtable(files);
+	/*
+	 * A table shared with another process (CLONE_FILES without
+	 * CLONE_THREAD): one descriptor, one reference, for two processes,
+	 * so counting references could not tell when one of them is missed.
+	 */
+	shared = s->memo && atomic_read(&files->count) > get_nr_threads(c);
 	for (fd = find_next_bit(fdt->open_fds, fdt->max_fds, fd);
 	     fd < fdt->max_fds;
 	     fd = find_next_bit(fdt->open_fds, fdt->max_fds, fd + 1)) {
 		if (looked == max) {
-			*from = fd;
+			s->from = fd;
 			break;
 		}
 		looked++;
@@ -259,15 +289,137 @@ unsigned int offs_kf_scan(struct task_struct *c,
 		 * Still in the slot after the match: a file freed and
 		 * reused meanwhile (typesafe by RCU since 6.7) is not c's.
 		 */
-		for (j = 0; j < n; j++)
-			if (offs_kf_match(f, &tg[j]) &&
-			    rcu_dereference(fdt->fd[fd]) == f)
-				*hit |= BIT(j);
+		for (j = 0; j < s->n; j++) {
+			if (!(s->want & BIT(j)) || !offs_kf_match(f, &tg[j]) ||
+			    rcu_dereference(fdt->fd[fd]) != f)
+				continue;
+			s->hit |= BIT(j);
+			if (s->memo)
+				offs_kf_memo_add(&s->memo[j], c->tgid, s->idx,
+						 shared ? UINT_MAX : fd, f);
+		}
 	}
 	rcu_read_unlock();
 out:
 	task_unlock(c);
 	return looked;
+}
+
+/*
+ * A memo.  The holders of a pipe or a socket rarely change from tick to
+ * tick, but finding them means reading the descriptor tables of every
+ * process (20,000 instructions a tick with 70 processes, make bench
+ * BENCH_MODE=icount, issue 52).  What one whole search found is checked
+ * at the next tick instead, in three steps that together leave no one
+ * out: each remembered descriptor is still open on a file the wait waits
+ * for (offs_kf_memo_fd()); each of those files has no reference but the
+ * remembered descriptors (and the waiter's own, offs_kf_target()); and no
+ * other file has the pipe open the way asked (a pipe counts its readers'
+ * and writers' files; a socket has one).  A process that opened the other
+ * end, or was given it (fork, dup, SCM_RIGHTS), holds a reference of its
+ * own, so the counts differ and the tick searches.  A reference that is
+ * not a descriptor (a system call in progress in a process of several
+ * threads, a descriptor in flight) makes it search too.  Each fact is read
+ * as it is now, so a pipe or file freed and its memory reused is judged
+ * as what it is now.
+ */
+
+/* m is empty, for target tg. */
+void offs_kf_memo_start(struct offs_kf_memo *m,
+			const struct offs_kf_target *tg)
+{
+	m->fop = tg->fop;
+	m->key = tg->key;
+	m->need = tg->need;
+	m->n = 0;
+}
+
+/* Was m made for a wait on what tg waits for? */
+bool offs_kf_memo_for(const struct offs_kf_memo *m,
+		      const struct offs_kf_target *tg)
+{
+	return m->fop == tg->fop && m->key == tg->key && m->need == tg->need;
+}
+
+/* Has m more descriptors than it can vouch for (it is never believed)? */
+bool offs_kf_memo_over(const struct offs_kf_memo *m)
+{
+	return m->n > OFFS_KF_MEMO_FDS;
+}
+
+/* Were m and o made for waits on the same thing? */
+bool offs_kf_memo_same(const struct offs_kf_memo *m,
+		       const struct offs_kf_memo *o)
+{
+	return m->fop == o->fop && m->key == o->key && m->need == o->need;
+}
+
+/*
+ * Is descriptor d->fd of ft (a thread of d's process with its table,
+ * referenced) still d->f, open on what tg waits for?  Then its reference
+ * count in *count.  Holds ft's task lock (see offs_kf_scan()).
+ */
+bool offs_kf_memo_fd(struct task_struct *ft, const struct offs_kf_target *tg,
+		     const struct offs_kf_fd *d, long *count)
+{
+	struct files_struct *files;
+	struct fdtable *fdt;
+	struct file *f;
+	bool ok = false;
+
+	task_lock(ft);
+	files = ft->files;
+	if (files) {
+		/* As in offs_kf_scan(): the table and its files, after RCU. */
+		rcu_read_lock();
+		fdt = files_fdtable(files);
+		f = d->fd < fdt->max_fds ? rcu_dereference(fdt->fd[d->fd]) :
+					   NULL;
+		if (f && f == d->f && offs_kf_match(f, tg)) {
+			*count = file_count(f);
+			ok = rcu_dereference(fdt->fd[d->fd]) == f;
+		}
+		rcu_read_unlock();
+	}
+	task_unlock(ft);
+	return ok;
+}
+
+/*
+ * After offs_kf_memo_fd() passed for every descriptor of m (count[k]: the
+ * count of m->d[k]'s file): are they all there is?
+ */
+bool offs_kf_memo_whole(const struct offs_kf_target *tg,
+			const struct offs_kf_memo *m, const long *count)
+{
+	const struct pipe_inode_info *pipe;
+	unsigned int k, l, files = 0;
+	long refs;
+
+	for (k = 0; k < m->n; k++) {
+		for (l = 0; l < k && m->d[l].f != m->d[k].f; l++)
+			;
+		if (l < k)
+			continue;	/* counted with its first descriptor */
+		files++;
+		refs = m->d[k].f == tg->file;
+		for (l = k; l < m->n; l++) {
+			if (m->d[l].f != m->d[k].f)
+				continue;
+			/* Read process by process: all must agree. */
+			if (count[l] != count[k])
+				return false;
+			refs++;
+		}
+		if (count[k] != refs)
+			return false;
+	}
+	if (tg->kind != OFFS_BK_PIPE && tg->kind != OFFS_BK_FIFO)
+		return files == 1;
+	/* The waiter's file keeps the pipe (tg->key) alive. */
+	pipe = tg->key;
+	return files == (tg->need & FMODE_WRITE ? READ_ONCE(pipe->writers) :
+						  READ_ONCE(pipe->readers));
 }
 
 void offs_kf_init(void)

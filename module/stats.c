@@ -215,6 +215,7 @@ int offs_stats_show(struct seq_file *m, void *v)
 	OFFS_SHOW_U64(blocker_self);
 	OFFS_SHOW_U64(blocker_fds);
 	OFFS_SHOW_U64(blocker_fds_cut);
+	OFFS_SHOW_U64(blocker_files_kept);
 	OFFS_SHOW_U64(blocker_dropped);
 	OFFS_SHOW_VALUE(blocker_share, offs_blk_share_level());
 	OFFS_SHOW_U64(blocker_ns_total);

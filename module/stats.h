@@ -98,6 +98,7 @@ struct offs_stats {
 	u64 blocker_self;		/* run-queue waits behind the sampler */
 	u64 blocker_fds;		/* descriptors scanned for pipe/socket ends */
 	u64 blocker_fds_cut;		/* ticks that scan stopped at its bound */
+	u64 blocker_files_kept;		/* ... waits a memo settled instead */
 	u64 blocker_ns_total;		/* time spent on it */
 	u64 oncpu_sampled;		/* running threads captured on their CPU */
 	u64 oncpu_missed;		/* ... gone from the CPU when it looked */

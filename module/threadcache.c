@@ -20,8 +20,9 @@
  * whole (not degraded, see sampler.c) and only while the parameters that
  * shape a capture are those it was taken under (offs_config_seq).
  * Entries of threads not seen in a tick (exited, or no longer sampled)
- * are freed at the end of that tick; a tick in which every entry was seen
- * (counted) does not look at them.  The
+ * are freed at the end of a tick once they are a sixteenth of the
+ * entries, the cache is full, or a second has passed (offs_tc_sweep_due());
+ * a tick in which every entry was seen (counted) does not look.  The
  * number of entries is bounded by the thread_cache parameter (0 disables
  * the cache); threads beyond it are always fully captured.  The hash table
  * follows the number of entries (one to eight buckets per entry, at least
@@ -35,6 +36,7 @@
 #include <linux/slab.h>
 #include <linux/mm.h>
 #include <linux/hash.h>
+#include <linux/jiffies.h>
 #include <linux/log2.h>
 #include <linux/sched.h>
 
@@ -210,11 +212,34 @@ static void offs_tc_relax(unsigned int *n)
 		cond_resched();
 }
 
+/* jiffies at the last sweep that freed the unseen entries. */
+static unsigned long offs_tc_swept;
+
 /*
- * Free the entries of threads that were not visited in this tick, and
- * any beyond thread_cache (lowered since they were made), then size the
- * table for the entries left: grow when there are more entries than
- * buckets, shrink when there are eight or more buckets per entry (down to
+ * Is this tick's sweep worth its cost?  Finding the unseen entries means
+ * going through the buckets (about half of them on average), which at
+ * 1,000 threads was 4% of a tick whose threads had not changed (make
+ * bench BENCH_MODE=icount, issue 52), for the one or two short-lived
+ * threads a busy host has in any tick.  An unseen entry is harmless until
+ * then: it names one task (address and start time) and is checked like
+ * any other before it serves.  So they go once they are a sixteenth of
+ * the entries, once the cache is at its bound, or a second after the
+ * last sweep.
+ */
+static bool offs_tc_sweep_due(unsigned int max)
+{
+	unsigned int unseen = offs_tc_n - offs_tc_seen;
+
+	return unseen && (unseen >= offs_tc_n / 16 || offs_tc_n >= max ||
+			  time_after_eq(jiffies, offs_tc_swept + HZ));
+}
+
+/*
+ * Free the entries of threads that were not visited in this tick (when
+ * due: offs_tc_sweep_due(); all of them with all), and any beyond
+ * thread_cache (lowered since they were made), then size the table for
+ * the entries left: grow when there are more entries than buckets, shrink
+ * when there are eight or more buckets per entry (down to
  * OFFS_TC_MIN_BITS).
  */
 void offs_tc_sweep(bool all)
@@ -224,9 +249,12 @@ void offs_tc_sweep(bool all)
 	struct hlist_node *tmp;
 	unsigned int i, want, n = 0;
 
+	if (all || offs_tc_sweep_due(max))
+		offs_tc_swept = jiffies;
+	else
+		goto bound;
 	/*
-	 * Every entry seen (the common case): nothing to look for.  Else stop
-	 * once the unseen ones are gone: each free lowers offs_tc_n.
+	 * Stop once the unseen entries are gone: each free lowers offs_tc_n.
 	 */
 	for (i = 0; i < (1U << offs_tc_bits); i++) {
 		if (!all && offs_tc_seen >= offs_tc_n)
@@ -237,6 +265,7 @@ void offs_tc_sweep(bool all)
 				offs_tc_relax(&n);
 			}
 	}
+bound:
 	/*
 	 * Over the bound: the parameter was lowered.  The threads whose
 	 * entries go are captured in full when next visited, and find no
@@ -266,6 +295,7 @@ size_t offs_tc_entry_size(void)
 
 int offs_tc_init(void)
 {
+	offs_tc_swept = jiffies;
 	offs_tc_buckets = offs_tc_alloc_buckets(OFFS_TC_MIN_BITS);
 	if (!offs_tc_buckets)
 		return -ENOMEM;

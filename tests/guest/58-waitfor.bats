@@ -382,6 +382,70 @@ file_edges() {
 	assert_output "$z"
 }
 
+# grow_window NAME: one generation of ~1.5 s from now, symbolized, as
+# NAME.stacks in the test's directory, and its blocker_files_kept.
+grow_window() {
+	local d=$BATS_TEST_TMPDIR k0
+	k0=$(stat_get blocker_files_kept)
+	cat $P/drain > /dev/null
+	sleep 1.5
+	cat $P/drain > "$d/$1.raw"
+	"$SYM" "$d/$1.raw" > "$d/$1.stacks"
+	echo $(($(stat_get blocker_files_kept) - k0)) > "$d/$1.kept"
+}
+
+# grow_edges NAME WAITER: "holder samples ticks" for each of its pipe edges.
+grow_edges() {
+	local f=$BATS_TEST_TMPDIR/$1.stacks
+	awk -F'\t' -v w="$2" -v t="$(hdr_get ticks "$f")" '/^# blocker: / {
+		delete e
+		sub(/^# blocker: /, "")
+		for (i = 1; i <= NF; i++) { split($i, kv, "="); e[kv[1]] = substr($i, length(kv[1]) + 2) }
+		if (e["waiter"] == w && e["kind"] == "pipe") print e["holder"], e["samples"], t
+	}' "$f" | sort -n
+}
+
+# The memo of the holders found (kfile.c) is believed only while nothing
+# else holds the other end: a process forked with it is named at the
+# very next tick, one that closed it no more.
+@test "a pipe's holders change while its reader waits: each tick names those of that tick" {
+	local d=$BATS_TEST_TMPDIR r w w2
+	"$WF" --grow > "$d/grow.out" 2>&1 3>&- &
+	echo $! > "$BATS_FILE_TMPDIR/grow.pid"
+	wait_line "$d/grow.out" '^ready$' 600 $! > /dev/null
+	r=$(awk '$1 == "wf-gr-r" { print $2 }' "$d/grow.out")
+	w=$(awk '$1 == "wf-gr-w" { print $2 }' "$d/grow.out")
+	# Only wf-gr-w holds the write end: its edge at every tick, from the
+	# memo after the first search.
+	grow_window one
+	run -0 grow_edges one "$r"
+	assert_output --regexp "^$w [0-9]+ [0-9]+\$"
+	read -r _ n t <<< "$output"
+	[ "$n" -ge $((t - 1)) ] && [ "$t" -ge 20 ]
+	[ "$(cat "$d/one.kept")" -ge $((t - 2)) ]
+	# It forks wf-gr-w2, which holds the end too: both at every tick.
+	kill -USR1 "$w"
+	w2=$(wait_line "$d/grow.out" '^wf-gr-w2 ' 100 | awk '{ print $2 }')
+	[ -n "$w2" ]
+	grow_window two
+	run -0 grow_edges two "$r"
+	echo "$output"
+	assert_equal "$(awk '{ printf "%s ", $1 }' <<< "$output")" \
+		"$(printf '%s\n' "$w" "$w2" | sort -n | tr '\n' ' ')"
+	# Neither missed more than the tick the window began in.
+	run -0 awk '$2 < $3 - 1' <<< "$output"
+	assert_output ''
+	# wf-gr-w closes its end: wf-gr-w2 alone.
+	kill -USR1 "$w"
+	wait_line "$d/grow.out" '^closed$' 100 > /dev/null
+	grow_window three
+	run -0 grow_edges three "$r"
+	assert_output --regexp "^$w2 [0-9]+ [0-9]+\$"
+	read -r _ n t <<< "$output"
+	[ "$n" -ge $((t - 1)) ]
+	[ "$(cat "$d/three.kept")" -ge $((t - 2)) ]
+}
+
 @test "TCP over 127.0.0.1 and ::1, connected UDP: a client waits for the process holding the peer socket" {
 	local n srv cli
 	for n in t t6 d; do

@@ -52,6 +52,10 @@
  *   wf-pipe-self reads from a pipe whose write end only its own process
  *               holds, and wf-dfar from a UDP socket connected to a port
  *               of 127.0.0.1 nobody has: waits that name no holder;
+ *   with --grow, only wf-gr-r, which reads from a pipe whose write end
+ *               wf-gr-w holds, waiting for SIGUSR1 (sigwait()): at the
+ *               first, it forks wf-gr-w2, which holds the end too and
+ *               sleeps; at the second it closes its own ("closed");
  *   with --spin, only wf-spin (process, three threads on CPU 1): each
  *               waits in the run queue for the one running;
  *   with --mixed, only wf-lock (process, eight threads wf-locker taking
@@ -762,6 +766,43 @@ static void server_pair(int family, int type, const char *srv, const char *c)
 	close(srv_fd);
 }
 
+/* --grow: the pipe wf-gr-r reads from, whose write end changes hands. */
+static int gr_pipe[2];
+
+static void gr_w(const char *n)
+{
+	sigset_t set;
+	int sig;
+
+	name(n);
+	close(gr_pipe[0]);
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	if (sigwait(&set, &sig))
+		_exit(1);
+	child(sleeper, "wf-gr-w2");	/* inherits the write end */
+	if (sigwait(&set, &sig))
+		_exit(1);
+	close(gr_pipe[1]);
+	printf("closed\n");
+	fflush(stdout);
+	for (;;)
+		pause();
+}
+
+static void gr_r(const char *n)
+{
+	char b;
+
+	name(n);
+	fflush(stdout);
+	close(gr_pipe[1]);
+	while (read(gr_pipe[0], &b, 1) < 0 && errno == EINTR)
+		;
+	_exit(1);
+}
+
 static void *spin(void *arg)
 {
 	volatile unsigned long n = 0;
@@ -850,14 +891,24 @@ int main(int argc, char **argv)
 {
 	int spinning = argc == 2 && !strcmp(argv[1], "--spin");
 	int mixed = argc == 2 && !strcmp(argv[1], "--mixed");
+	int grow = argc == 2 && !strcmp(argv[1], "--grow");
 
-	if (argc > 2 || (argc == 2 && !spinning && !mixed)) {
-		fprintf(stderr, "usage: offsample-waitfor [--spin | --mixed]\n");
+	if (argc > 2 || (argc == 2 && !spinning && !mixed && !grow)) {
+		fprintf(stderr, "usage: offsample-waitfor [--spin | --mixed | --grow]\n");
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	name("wf-main");
-	if (spinning) {
+	if (grow) {
+		if (pipe(gr_pipe)) {
+			perror("offsample-waitfor: pipe");
+			return 1;
+		}
+		child(gr_w, "wf-gr-w");
+		child(gr_r, "wf-gr-r");
+		close(gr_pipe[0]);
+		close(gr_pipe[1]);
+	} else if (spinning) {
 		child(spinners, NULL);
 	} else if (mixed) {
 		child(lockers, "wf-lock");
