@@ -50,22 +50,20 @@ static inline struct task_struct *offs_owner_get(unsigned long o)
 }
 
 #ifdef OFFS_HAVE_RWSEM_RWBASE
+/* PREEMPT_RT: waiters of an rw_semaphore sleep on its rt_mutex. */
 #define OFFS_RWSEM_ON_RTMUTEX	1
 #define offs_rwsem_rtm(sem)	((void *)&(sem)->rwbase.rtmutex)
-
-/* PREEMPT_RT: waiters of an rw_semaphore sleep on its rt_mutex. */
-static inline int offs_rwsem_writer(struct rw_semaphore *sem,
-				    struct task_struct *t,
-				    struct task_struct **owner)
-{
-	*owner = NULL;
-	return -ENOENT;
-}
-#elif defined(CONFIG_PREEMPT_RT)
-/* PREEMPT_RT before 5.15 (the rwsem-rt patch, 5.10-rt): not looked into. */
+#else
 #define OFFS_RWSEM_ON_RTMUTEX	0
 #define offs_rwsem_rtm(sem)	((void)(sem), NULL)
+#endif
 
+#ifdef CONFIG_PREEMPT_RT
+/*
+ * The wait list below is the non-RT rw_semaphore's: on PREEMPT_RT its
+ * waiters are seen through offs_rwsem_rtm() (5.15+), or not looked into
+ * (5.10-rt's rwsem-rt patch).
+ */
 static inline int offs_rwsem_writer(struct rw_semaphore *sem,
 				    struct task_struct *t,
 				    struct task_struct **owner)
@@ -74,9 +72,6 @@ static inline int offs_rwsem_writer(struct rw_semaphore *sem,
 	return -ENOENT;
 }
 #else
-#define OFFS_RWSEM_ON_RTMUTEX	0
-#define offs_rwsem_rtm(sem)	((void)(sem), NULL)
-
 /* kernel/locking/rwsem.c (private; the same in 5.10, 6.1 and 6.12). */
 #define OFFS_RWSEM_WRITER_LOCKED	1UL	/* count */
 #define OFFS_RWSEM_READER_OWNED		1UL	/* owner: a hint, not a task */
@@ -133,17 +128,15 @@ static inline int offs_rwsem_writer(struct rw_semaphore *sem,
 #if defined(CONFIG_PREEMPT_RT) && defined(OFFS_HAVE_RT_MUTEX_BASE)
 /* PREEMPT_RT: a mutex is an rt_mutex, seen through task->pi_blocked_on. */
 #define offs_mutex_rtm(m)	((void *)&(m)->rtmutex)
-
-static inline int offs_mutex_owner(struct mutex *m, struct task_struct *t,
-				   struct task_struct **owner)
-{
-	*owner = NULL;
-	return -ENOENT;
-}
-#elif defined(CONFIG_PREEMPT_RT)
-/* PREEMPT_RT before 5.15 (the mutex-rt patch, 5.10-rt): not looked into. */
+#else
 #define offs_mutex_rtm(m)	((void)(m), NULL)
+#endif
 
+#ifdef CONFIG_PREEMPT_RT
+/*
+ * The wait list below is the non-RT mutex's: on PREEMPT_RT see
+ * offs_mutex_rtm() (5.15+); 5.10-rt's mutex-rt patch is not looked into.
+ */
 static inline int offs_mutex_owner(struct mutex *m, struct task_struct *t,
 				   struct task_struct **owner)
 {
@@ -151,8 +144,6 @@ static inline int offs_mutex_owner(struct mutex *m, struct task_struct *t,
 	return -ENOENT;
 }
 #else
-#define offs_mutex_rtm(m)	((void)(m), NULL)
-
 /*
  * kernel/locking/mutex.c and mutex.h (private; the same in 5.10, 6.1 and
  * 6.12): the owner's flag bits, and a waiter's list node and task first.

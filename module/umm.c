@@ -197,12 +197,27 @@ static void offs_ukeep_touched(struct mm_struct *mm)
 	}
 }
 
+/*
+ * Ask cficache for mapping m's table (none with cfi off); m->retry: not
+ * built yet, ask again at a later tick.  Sleeps (cficache.c's mutex).
+ */
+static void offs_umap_table(struct offs_umap *m, bool cfi)
+{
+	m->retry = false;
+	m->ent = cfi ? offs_cficache_get(m->file, &m->retry) : NULL;
+}
+
+/* Were kept copy k's tables asked for as they are now (parameter cfi)? */
+static bool offs_ukeep_tables_now(const struct offs_ukeep *k, bool cfi)
+{
+	return k->cfi == cfi && k->epoch == offs_cficache_epoch();
+}
+
 /* Is kept copy k of mm's mappings still right for parameters cfi? */
 static bool offs_ukeep_valid(const struct offs_ukeep *k,
 			     struct mm_struct *mm, bool cfi)
 {
-	return !k->stale && k->cfi == cfi &&
-	       k->epoch == offs_cficache_epoch() &&
+	return !k->stale && offs_ukeep_tables_now(k, cfi) &&
 	       offs_mm_wsig_same(mm, k->sig) &&
 	       READ_ONCE(mm->map_count) == k->map_count &&
 	       READ_ONCE(mm->exec_vm) == k->exec_vm;
@@ -228,8 +243,7 @@ static bool offs_ukeep_enter(struct mm_struct *mm, bool cfi)
 		m = &k->maps[i];
 		if (!m->retry)
 			continue;
-		m->retry = false;
-		m->ent = offs_cficache_get(m->file, &m->retry);
+		offs_umap_table(m, true);
 		if (!m->retry)
 			k->nretry--;
 	}
@@ -311,8 +325,7 @@ void offs_umm_tick_end(bool all)
 		k = &offs_ukeep[i];
 		if (!k->mm)
 			continue;
-		if (all || !k->used || k->cfi != cfi ||
-		    k->epoch != offs_cficache_epoch() ||
+		if (all || !k->used || !offs_ukeep_tables_now(k, cfi) ||
 		    !atomic_read(&k->mm->mm_users))
 			offs_ukeep_free(k);
 		else
@@ -375,11 +388,8 @@ static int offs_umaps_build(struct mm_struct *mm, bool cfi,
 		n++;
 	}
 	mmap_read_unlock(mm);
-	for (i = 0; i < n; i++) {
-		u[i].retry = false;
-		u[i].ent = cfi ? offs_cficache_get(u[i].file, &u[i].retry) :
-				 NULL;
-	}
+	for (i = 0; i < n; i++)
+		offs_umap_table(&u[i], cfi);
 	offs_umaps = u;
 	offs_numaps = n;
 	offs_rmemo_forget();
