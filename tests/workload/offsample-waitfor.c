@@ -803,6 +803,23 @@ static void gr_r(const char *n)
 	_exit(1);
 }
 
+/*
+ * A pipe p between a child w (named wn) holding the write end and a child
+ * r (rn) reading: the parent keeps neither end.
+ */
+static void pipe_pair(int p[2], void (*w)(const char *), const char *wn,
+		      void (*r)(const char *), const char *rn)
+{
+	if (pipe(p)) {
+		perror("offsample-waitfor: pipe");
+		exit(1);
+	}
+	child(w, wn);
+	child(r, rn);
+	close(p[0]);
+	close(p[1]);
+}
+
 static void *spin(void *arg)
 {
 	volatile unsigned long n = 0;
@@ -900,14 +917,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	name("wf-main");
 	if (grow) {
-		if (pipe(gr_pipe)) {
-			perror("offsample-waitfor: pipe");
-			return 1;
-		}
-		child(gr_w, "wf-gr-w");
-		child(gr_r, "wf-gr-r");
-		close(gr_pipe[0]);
-		close(gr_pipe[1]);
+		pipe_pair(gr_pipe, gr_w, "wf-gr-w", gr_r, "wf-gr-r");
 	} else if (spinning) {
 		child(spinners, NULL);
 	} else if (mixed) {
@@ -949,14 +959,7 @@ int main(int argc, char **argv)
 		server_pair(AF_INET6, SOCK_STREAM, "wf-tsrv6", "wf-tcli6");
 		server_pair(AF_INET, SOCK_DGRAM, "wf-dsrv", "wf-dcli");
 		child(kf, "wf-kf");
-		if (pipe(zl_pipe)) {
-			perror("offsample-waitfor: pipe");
-			return 1;
-		}
-		child(zl, "wf-zl");
-		child(zl_r, "wf-zl-r");
-		close(zl_pipe[0]);
-		close(zl_pipe[1]);
+		pipe_pair(zl_pipe, zl, "wf-zl", zl_r, "wf-zl-r");
 		child(pipe_self, "wf-pipe-self");
 		child(dfar, "wf-dfar");
 		sleep(1);	/* everyone has the files open */
