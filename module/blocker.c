@@ -1359,7 +1359,7 @@ static void offs_blk_memo_keep(void)
 		    offs_kf_memo_over(&offs_blk_fmemo[j]))
 			continue;
 		for (k = 0; k < nn; k++)
-			if (offs_kf_memo_same(&next[k], &offs_blk_fmemo[j]))
+			if (offs_kf_memo_for(&next[k], &offs_blk_ftg[j]))
 				break;
 		if (k == nn)
 			next[nn++] = offs_blk_fmemo[j];

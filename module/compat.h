@@ -265,12 +265,13 @@ static inline int offs_mutex_owner(struct mutex *m, struct task_struct *t,
  * last reader at down_read() and down_read_trylock().  If the owner is
  * still the sampler thread that took the read lock for the copy, no
  * writer has taken the lock since: only a read lock taken in our thread
- * can put our task there again (umm.c's snapshot marks the copy stale
- * when it takes one; umm.c also compares the mapping count and the
- * executable size, in case something else did in our context, such as a
- * BPF program in an interrupt).  Any other reader (a page fault) also
- * replaces it: one copy more.  With CONFIG_DEBUG_RWSEMS a reader clears
- * its task at up_read(): never the same, a copy every tick.
+ * can put our task there again (umm.c marks the copy stale at each read
+ * lock it takes after the copy; it also compares the mapping count and
+ * the executable size, in case something else did in our context, such
+ * as a BPF program in an interrupt).  Any other reader (a page fault)
+ * also replaces it: the mappings are walked again (umm.c's recheck).
+ * With CONFIG_DEBUG_RWSEMS a reader clears its task at up_read(): never
+ * the same, a walk of the mappings every tick.
  */
 #ifdef OFFS_HAVE_MM_LOCK_SEQCOUNT
 static inline bool offs_mm_wsig(struct mm_struct *mm, unsigned long *sig)

@@ -347,13 +347,6 @@ bool offs_kf_memo_over(const struct offs_kf_memo *m)
 	return m->n > OFFS_KF_MEMO_FDS;
 }
 
-/* Were m and o made for waits on the same thing? */
-bool offs_kf_memo_same(const struct offs_kf_memo *m,
-		       const struct offs_kf_memo *o)
-{
-	return m->fop == o->fop && m->key == o->key && m->need == o->need;
-}
-
 /*
  * Is descriptor d->fd of ft (a thread of d's process with its table,
  * referenced) still d->f, open on what tg waits for?  Then its reference

@@ -82,8 +82,6 @@ void offs_kf_memo_start(struct offs_kf_memo *m,
 bool offs_kf_memo_for(const struct offs_kf_memo *m,
 		      const struct offs_kf_target *tg);
 bool offs_kf_memo_over(const struct offs_kf_memo *m);
-bool offs_kf_memo_same(const struct offs_kf_memo *m,
-		       const struct offs_kf_memo *o);
 bool offs_kf_memo_fd(struct task_struct *ft, const struct offs_kf_target *tg,
 		     const struct offs_kf_fd *d, long *count);
 bool offs_kf_memo_whole(const struct offs_kf_target *tg,

@@ -167,6 +167,7 @@ struct offs_sample {
 	unsigned long ufault;
 	bool utruncated;
 	bool upending;		/* a file's unwind table was not ready */
+	bool ustale;		/* walked against mappings that changed */
 	/*
 	 * CPython frames (pystack.c), copied while pinned when pyf is given
 	 * and the window holds an interpreter: innermost first, raw.

@@ -112,6 +112,8 @@ void offs_user_walk(struct task_struct *t, struct offs_sample *s)
 		s->uips[0] = s->uip;
 		s->udepth = 1;
 	}
+	/* After the walk: a change before its end may have misled it. */
+	s->ustale = !offs_umm_maps_current(s->umm);
 }
 
 enum offs_pin offs_pin_capture(struct task_struct *t, struct offs_sample *s,
@@ -130,6 +132,7 @@ enum offs_pin offs_pin_capture(struct task_struct *t, struct offs_sample *s,
 	s->pylost = false;
 	s->ufault = 0;
 	s->upending = false;
+	s->ustale = false;
 	s->utruncated = false;
 	s->blocked_raced = false;
 	s->truncated = false;

@@ -311,6 +311,13 @@ walked:
  */
 static unsigned int offs_full_seq;
 
+/*
+ * Captures of one thread in a visit: it ran while unwound, left its CPU
+ * before that CPU could capture it, or was walked against mappings that
+ * changed (the last try keeps what it got).
+ */
+#define OFFS_CAPTURE_TRIES	3
+
 /* Key fields of every open consumer (offs_sess_keys()), for this tick. */
 static unsigned int offs_tick_keys;
 
@@ -366,16 +373,19 @@ static void offs_visit(unsigned int idx, unsigned int max_depth,
 	t1 = s.timed ? local_clock() : 0;
 	/*
 	 * A thread that ran while unwound, or left its CPU before that CPU
-	 * could capture it, gets another chance.
+	 * could capture it, gets another chance; so does one walked against
+	 * a copy of its process's mappings that had changed, with a new copy.
 	 */
-	for (attempt = 0; attempt < 3; attempt++) {
+	for (attempt = 0; attempt < OFFS_CAPTURE_TRIES; attempt++) {
 		pin = offs_pin_capture(t, &s, max_depth);
 		if (s.blocked_raced)
 			OFFS_STAT_ADD(blocked_raced, 1);
 		/* No lock held here: the IPI waits for the other CPU. */
 		if (pin == OFFS_PIN_ONCPU && READ_ONCE(offs_oncpu))
 			pin = offs_oncpu_capture(t, &s, max_depth);
-		if (pin != OFFS_PIN_RACED)
+		if (pin == OFFS_PIN_RACED)
+			continue;
+		if (!offs_uwin_recapture(&s, attempt + 1 < OFFS_CAPTURE_TRIES))
 			break;
 	}
 	t2 = s.timed ? local_clock() : 0;

@@ -175,6 +175,9 @@ int offs_stats_show(struct seq_file *m, void *v)
 	OFFS_SHOW_U64(user_maps_copied);
 	OFFS_SHOW_U64(user_maps_kept);
 	OFFS_SHOW_U64(user_maps_keep_full);
+	OFFS_SHOW_U64(user_maps_rechecked);
+	OFFS_SHOW_U64(user_maps_checked);
+	OFFS_SHOW_U64(user_maps_raced);
 	OFFS_SHOW_U64(user_stack_memo_hits);
 	OFFS_SHOW_U64(unwind_errors);
 	OFFS_SHOW_U64(user_trylock_failed);

@@ -72,6 +72,9 @@ struct offs_stats {
 	u64 user_maps_copied;		/* executable mappings copied (umm.c) */
 	u64 user_maps_kept;		/* a copy of an earlier tick used */
 	u64 user_maps_keep_full;	/* a copy not kept: OFFS_UKEEP_SLOTS */
+	u64 user_maps_rechecked;	/* kept copies found the same again */
+	u64 user_maps_checked;		/* walks after the copy's sign moved */
+	u64 user_maps_raced;		/* those against a changed copy */
 	u64 user_stack_memo_hits;	/* stacks found in ustack.c's memo */
 	u64 unwind_errors;		/* user walks ended by CFI not followed */
 	u64 user_trylock_failed;

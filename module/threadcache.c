@@ -235,6 +235,29 @@ static bool offs_tc_sweep_due(unsigned int max)
 }
 
 /*
+ * The sweep proper, from now (offs_tc_swept): free the entries of threads
+ * that were not visited in this tick, or every entry with all.  Stops once
+ * the unseen entries are gone: each free lowers offs_tc_n.
+ */
+static void offs_tc_sweep_now(bool all, unsigned int *n)
+{
+	struct offs_tc_ent *e;
+	struct hlist_node *tmp;
+	unsigned int i;
+
+	offs_tc_swept = jiffies;
+	for (i = 0; i < (1U << offs_tc_bits); i++) {
+		if (!all && offs_tc_seen >= offs_tc_n)
+			break;
+		hlist_for_each_entry_safe(e, tmp, &offs_tc_buckets[i], node)
+			if (all || e->seen != offs_tc_tick) {
+				offs_tc_free(e);
+				offs_tc_relax(n);
+			}
+	}
+}
+
+/*
  * Free the entries of threads that were not visited in this tick (when
  * due: offs_tc_sweep_due(); all of them with all), and any beyond
  * thread_cache (lowered since they were made), then size the table for
@@ -250,22 +273,7 @@ void offs_tc_sweep(bool all)
 	unsigned int i, want, n = 0;
 
 	if (all || offs_tc_sweep_due(max))
-		offs_tc_swept = jiffies;
-	else
-		goto bound;
-	/*
-	 * Stop once the unseen entries are gone: each free lowers offs_tc_n.
-	 */
-	for (i = 0; i < (1U << offs_tc_bits); i++) {
-		if (!all && offs_tc_seen >= offs_tc_n)
-			break;
-		hlist_for_each_entry_safe(e, tmp, &offs_tc_buckets[i], node)
-			if (all || e->seen != offs_tc_tick) {
-				offs_tc_free(e);
-				offs_tc_relax(&n);
-			}
-	}
-bound:
+		offs_tc_sweep_now(all, &n);
 	/*
 	 * Over the bound: the parameter was lowered.  The threads whose
 	 * entries go are captured in full when next visited, and find no

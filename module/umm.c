@@ -9,14 +9,17 @@
  * page ends the walk, it is never read in), then take a snapshot of the
  * mappings the frames fall in.
  *
- * A lock of the sampled process is held in two places only, each time
- * with mmap_read_trylock() (never waiting behind a writer): at most once
- * per process per tick to copy its executable file mappings (offs_umaps,
- * whose file references are held until the window ends, or while the copy
- * is kept for the next ticks: a umount in that time may see them busy),
- * and in the snapshot for a frame outside them
- * (anonymous code, the vDSO, a walk into nowhere), for one find_vma() and
- * at most one get_file() per frame.  Nothing under it allocates, sleeps
+ * A lock of the sampled process is held in three places only, each time
+ * with mmap_read_trylock() (never waiting behind a writer): to copy its
+ * executable file mappings (offs_umaps, whose file references are held
+ * until the window ends, or while the copy is kept for the next ticks: a
+ * umount in that time may see them busy), or to compare a kept copy with
+ * them (offs_ukeep_recheck()), once per process per tick and again when
+ * they changed under a walk (at most 4 more times, ustack.c); to compare
+ * a walk's frames with the copy after they changed (offs_umm_verify());
+ * and in the snapshot for a frame outside them (anonymous code, the vDSO,
+ * a walk into nowhere), for one find_vma() and at most one get_file() per
+ * frame.  Nothing under it allocates, sleeps
  * or takes another lock, so a writer of the sampled process (mmap, munmap,
  * brk) that queues behind us waits for a few lookups, never for a reader
  * of /proc/offsample: paths are resolved and stacks interned
@@ -53,8 +56,9 @@ static struct mm_struct *offs_umm_cur;
  * without the mmap lock.  Copied under mmap_read_trylock() (find_vma() and
  * get_file() only) when a process's first thread is captured in a tick,
  * or taken over from the copy of an earlier tick (offs_ukeep below).  A
- * mapping replaced after the copy keeps its old file here: frames are
- * named after the file the walk found them in, whose reference we hold.
+ * mapping replaced after the copy keeps its old file here, so each walk
+ * checks afterwards that the copy still holds (offs_umm_maps_current():
+ * the sampler copies again and walks again if not).
  */
 #define OFFS_UMAPS_MAX		256
 
@@ -67,11 +71,28 @@ struct offs_umap {
 	bool retry;			/* NULL for now: ask again next tick */
 };
 
+/* What a copy of mm's mappings is checked against later. */
+struct offs_mmsig {
+	unsigned long sig;		/* offs_mm_wsig() at the copy */
+	int map_count;			/* mm's, at the copy */
+	unsigned long exec_vm;		/* mm's, at the copy */
+};
+
 static struct offs_umap offs_umaps_buf[OFFS_UMAPS_MAX];	/* a new copy */
 static struct offs_umap *offs_umaps = offs_umaps_buf;	/* the window's */
 static unsigned int offs_numaps;
 static bool offs_umaps_busy;		/* no tables: the mmap lock was busy */
 static bool offs_umaps_built;		/* for offs_umm_cur */
+
+/*
+ * The window's copy is checked after each walk against the sign it was
+ * made with (offs_umm_maps_current()), when it has one.  Moved: the sign
+ * moved before a read lock of ours, which where the sign is the lock's
+ * owner (compat.h) would make it look unmoved again.
+ */
+static struct offs_mmsig offs_umaps_at;
+static bool offs_umaps_signed;
+static bool offs_umaps_moved;
 
 /*
  * Copies kept from one tick to the next.  The threads of a process that
@@ -82,7 +103,9 @@ static bool offs_umaps_built;		/* for offs_umm_cur */
  * against some 3,000 for the capture of a thread (docs/BENCHMARKS-icount.md,
  * "flat").  A copy is used again while compat.h's offs_mm_wsig() says no
  * writer of that mmap lock came since it was made (and the mapping count
- * and executable size agree), and the CFI parameters did not change
+ * and executable size agree), or, when that sign moved, a walk of the
+ * mappings finds the executable file mappings unchanged
+ * (offs_ukeep_recheck()), and the CFI parameters did not change
  * (cficache.c's epoch).  It is let go when its process is seen to exit,
  * and at the end of the first tick that did not use it: its file
  * references may make a umount see the files busy for that long (one
@@ -96,19 +119,37 @@ static bool offs_umaps_built;		/* for offs_umm_cur */
 
 static struct offs_ukeep {
 	struct mm_struct *mm;		/* mmgrab()bed; NULL: a free slot */
-	unsigned long sig;		/* offs_mm_wsig() at the copy */
+	struct offs_mmsig at;		/* mm's sign at the copy */
 	struct offs_umap *maps;		/* n entries, references held */
 	unsigned int n;
 	unsigned int nretry;		/* entries with retry set */
 	unsigned int gen;		/* its offs_rmemo generation; 0: none */
 	unsigned int epoch;		/* offs_cficache_epoch() at the copy */
-	int map_count;			/* mm's, at the copy */
-	unsigned long exec_vm;		/* mm's, at the copy */
 	bool used;			/* by a window of this tick */
 	bool cfi;			/* copied with CFI tables on */
-	bool stale;			/* a read lock of ours since: copy again */
+	bool stale;			/* a read lock of ours since: recheck */
+	unsigned long copied;		/* jiffies at the copy */
 } offs_ukeep[OFFS_UKEEP_SLOTS];
 static struct offs_ukeep *offs_ukeep_cur;	/* holds offs_umaps, or NULL */
+
+/*
+ * Taken with our mmap read lock held; false: no sign (this kernel gives
+ * none, or another reader took the lock beside ours).
+ */
+static bool offs_mmsig_take(struct mm_struct *mm, struct offs_mmsig *g)
+{
+	g->map_count = mm->map_count;
+	g->exec_vm = mm->exec_vm;
+	return offs_mm_wsig(mm, &g->sig);
+}
+
+/* Has no writer of mm's mappings come since g was taken?  Any context. */
+static bool offs_mmsig_same(struct mm_struct *mm, const struct offs_mmsig *g)
+{
+	return offs_mm_wsig_same(mm, g->sig) &&
+	       READ_ONCE(mm->map_count) == g->map_count &&
+	       READ_ONCE(mm->exec_vm) == g->exec_vm;
+}
 
 /*
  * The rules the unwinder found in the current window, by return address:
@@ -218,9 +259,55 @@ static bool offs_ukeep_valid(const struct offs_ukeep *k,
 			     struct mm_struct *mm, bool cfi)
 {
 	return !k->stale && offs_ukeep_tables_now(k, cfi) &&
-	       offs_mm_wsig_same(mm, k->sig) &&
-	       READ_ONCE(mm->map_count) == k->map_count &&
-	       READ_ONCE(mm->exec_vm) == k->exec_vm;
+	       offs_mmsig_same(mm, &k->at);
+}
+
+/*
+ * Kept copy k lost mm's sign (a writer of the mmap lock came, to map
+ * memory of any kind; on 5.10 and 6.1 also any other reader, such as a
+ * page fault): walk mm's mappings again and compare its executable file
+ * mappings with k's.  Where they are the same files, ranges and offsets,
+ * k is what a new copy would be, without a file reference and a table
+ * lookup per mapping (about 2,000 instructions each), and the rules
+ * memoized under its generation still hold: it takes the new sign.  Not
+ * for a copy over a second old: a library rewritten in place (the same
+ * file) keeps the table looked up at the copy, for a second at most.
+ * Under mmap_read_trylock() (false if busy); no allocation, no sleep.
+ */
+static bool offs_ukeep_recheck(struct offs_ukeep *k, struct mm_struct *mm)
+{
+	struct vm_area_struct *vma;
+	const struct offs_umap *m;
+	struct offs_vma_it it;
+	struct offs_mmsig at;
+	unsigned int n = 0;
+	bool same = true;
+
+	if (time_after(jiffies, k->copied + HZ) || !mmap_read_trylock(mm))
+		return false;
+	if (!offs_mmsig_take(mm, &at)) {
+		mmap_read_unlock(mm);
+		return false;
+	}
+	/* As offs_umaps_build() copies: in order, OFFS_UMAPS_MAX at most. */
+	offs_vma_start(&it, mm);
+	while (same && n < OFFS_UMAPS_MAX && (vma = offs_vma_next(&it))) {
+		if (!(vma->vm_flags & VM_EXEC) || !vma->vm_file)
+			continue;
+		if (n == k->n) {
+			same = false;	/* one more than k has */
+			break;
+		}
+		m = &k->maps[n++];
+		same = m->start == vma->vm_start && m->end == vma->vm_end &&
+		       m->pgoff == vma->vm_pgoff && m->file == vma->vm_file;
+	}
+	mmap_read_unlock(mm);
+	if (!same || n != k->n)
+		return false;
+	k->at = at;
+	k->stale = false;
+	return true;
 }
 
 /*
@@ -236,8 +323,12 @@ static bool offs_ukeep_enter(struct mm_struct *mm, bool cfi)
 	if (!k)
 		return false;
 	if (!offs_ukeep_valid(k, mm, cfi)) {
-		offs_ukeep_free(k);
-		return false;
+		if (!offs_ukeep_tables_now(k, cfi) ||
+		    !offs_ukeep_recheck(k, mm)) {
+			offs_ukeep_free(k);
+			return false;
+		}
+		OFFS_STAT_ADD(user_maps_rechecked, 1);
 	}
 	for (i = 0; k->nretry && i < k->n; i++) {
 		m = &k->maps[i];
@@ -306,6 +397,7 @@ static void offs_ukeep_store(struct mm_struct *mm, const struct offs_ukeep *k0,
 	k->used = true;
 	k->cfi = cfi;
 	k->stale = false;
+	k->copied = jiffies;
 	offs_ukeep_cur = k;
 	offs_umaps = maps;
 }
@@ -345,6 +437,8 @@ static void offs_umaps_clear(void)
 	offs_numaps = 0;
 	offs_umaps_busy = false;
 	offs_umaps_built = false;
+	offs_umaps_signed = false;
+	offs_umaps_moved = false;
 }
 
 /*
@@ -368,9 +462,7 @@ static int offs_umaps_build(struct mm_struct *mm, bool cfi,
 		offs_umaps_busy = cfi;
 		return -EBUSY;
 	}
-	signed_ok = offs_mm_wsig(mm, &k0->sig);
-	k0->map_count = mm->map_count;
-	k0->exec_vm = mm->exec_vm;
+	signed_ok = offs_mmsig_take(mm, &k0->at);
 	/* Before the lookups: a later bump must find this copy stale. */
 	k0->epoch = offs_cficache_epoch();
 	/*
@@ -639,14 +731,126 @@ void offs_umm_map_code(void)
 	offs_umaps_built = true;
 	if (offs_ukeep_enter(mm, cfi)) {
 		OFFS_STAT_ADD(user_maps_kept, 1);
+		offs_umaps_at = offs_ukeep_cur->at;
+		offs_umaps_signed = true;
 		return;
 	}
 	err = offs_umaps_build(mm, cfi, &k0);
 	if (err < 0)
 		return;
 	OFFS_STAT_ADD(user_maps_copied, 1);
-	if (!err)
+	offs_umaps_at = k0.at;
+	offs_umaps_signed = true;
+	if (!err) {
 		offs_ukeep_store(mm, &k0, cfi);
+	} else if (offs_numaps) {
+		/* No sign to check walks against: each one is verified. */
+		offs_umaps_moved = true;
+	}
+}
+
+/*
+ * The mappings changed under a walk (offs_umm_verify()): copy them again
+ * for the window.  Sleeps, as offs_umm_map_code().
+ */
+void offs_umm_recopy(void)
+{
+	offs_umaps_clear();
+	offs_umm_map_code();
+}
+
+/*
+ * Do the window's copied mappings still describe mm, as far as their sign
+ * tells (compat.h: no writer of its mmap lock came since the copy; on 5.10
+ * and 6.1 no other reader either)?  A thread of the process may have
+ * unmapped a library and mapped another in its place, or run code the
+ * copy does not have, between the copy and the walk of a thread that runs
+ * it: that walk followed the wrong tables and would name the wrong files.
+ * pin.c asks right after the walk, the thread still pinned (any context).
+ * A copy made without a sign (PREEMPT_RT kernels without mm_lock_seq,
+ * another reader beside ours) is never current: each walk is verified.
+ * A window without executable file mappings has nothing to be wrong
+ * about.
+ */
+bool offs_umm_maps_current(struct mm_struct *mm)
+{
+	if (mm != offs_umm_cur || !offs_umaps_built || !offs_umaps_signed)
+		return true;
+	return !offs_umaps_moved && offs_mmsig_same(mm, &offs_umaps_at);
+}
+
+/*
+ * mmap_read_trylock() for the snapshot and offs_umm_verify().  Where the
+ * sign is the lock's owner, our read lock makes it the sampler again: note
+ * first whether it moved, with preemption off so that only a writer on
+ * another CPU within those few instructions can go unseen by the walks
+ * after it (the kept copy is rechecked next tick anyway,
+ * offs_ukeep_touched()).
+ */
+static bool offs_umm_trylock(struct mm_struct *mm)
+{
+	bool locked;
+
+	if (!OFFS_MM_WSIG_READERS)
+		return mmap_read_trylock(mm);
+	preempt_disable();
+	if (!offs_umm_maps_current(mm))
+		offs_umaps_moved = true;
+	locked = mmap_read_trylock(mm);	/* never sleeps */
+	preempt_enable();
+	return locked;
+}
+
+/*
+ * s was walked after the window's copy's sign moved (s->ustale): are the
+ * mappings its frames lie in now those of the copy?  Each frame in a
+ * copied mapping must lie in a mapping of the same file, start and offset,
+ * each other frame in no executable file mapping (past a copy cut at
+ * OFFS_UMAPS_MAX, anything): then the walk followed the right tables and
+ * the copy names the right files.  The thread may have run since its walk,
+ * so a change after the walk counts as one before it; two changes that
+ * undo each other between the walk and this look go unseen.  1 if they
+ * are, 0 if not, -EBUSY if the mmap lock was not free.  Under
+ * mmap_read_trylock(), which leaves the copy's sign moved for the rest of
+ * the window (offs_umm_trylock()).  Sampler kthread, no lock held on
+ * entry.
+ */
+int offs_umm_verify(const struct offs_sample *s)
+{
+	struct mm_struct *mm = s->umm;
+	struct vm_area_struct *vma;
+	const struct offs_umap *u;
+	bool same = true;
+	unsigned long ip;
+	unsigned int i;
+	int m;
+
+	if (!mm || mm != offs_umm_cur || !offs_umaps_built)
+		return 0;
+	if (!offs_umm_trylock(mm))
+		return -EBUSY;
+	/* No allocation, no sleep, no other lock until the unlock. */
+	for (i = 0; i < s->udepth && same; i++) {
+		ip = s->uips[i];
+		m = offs_umaps_find(ip);
+		vma = find_vma(mm, ip);
+		if (vma && ip < vma->vm_start)
+			vma = NULL;
+		if (m < 0) {
+			same = !vma || !vma->vm_file ||
+			       !(vma->vm_flags & VM_EXEC) ||
+			       (offs_numaps == OFFS_UMAPS_MAX &&
+				ip >= offs_umaps[offs_numaps - 1].end);
+			continue;
+		}
+		u = &offs_umaps[m];
+		same = vma && vma->vm_file == u->file &&
+		       vma->vm_start == u->start && vma->vm_pgoff == u->pgoff &&
+		       (vma->vm_flags & VM_EXEC);
+	}
+	mmap_read_unlock(mm);
+	offs_ukeep_touched(mm);
+	return same ? 1 : 0;
 }
 
 /*
@@ -730,7 +934,7 @@ int offs_umm_snapshot(struct mm_struct *mm, const unsigned long *ips,
 			continue;
 		}
 		if (!locked) {
-			if (!mmap_read_trylock(mm))
+			if (!offs_umm_trylock(mm))
 				goto busy;
 			locked = true;
 		}
@@ -764,7 +968,7 @@ int offs_umm_snapshot(struct mm_struct *mm, const unsigned long *ips,
 		}
 	}
 	if (fault_addr) {
-		if (!locked && !mmap_read_trylock(mm)) {
+		if (!locked && !offs_umm_trylock(mm)) {
 			/* Cannot tell: degraded, tried again next tick. */
 			*faulted = true;
 			return i;

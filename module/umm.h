@@ -57,6 +57,9 @@ int offs_umm_read(void *ctx, u64 addr, void *buf, size_t len);
 struct mm_struct *offs_umm_current(void);
 struct mm_struct *offs_umm_use(struct task_struct *t);
 void offs_umm_map_code(void);
+void offs_umm_recopy(void);
+bool offs_umm_maps_current(struct mm_struct *mm);	/* any context */
+int offs_umm_verify(const struct offs_sample *s);
 const struct offs_py_syms *offs_umm_python(u64 *bias, bool *pending);
 bool offs_umm_orphaned(void);
 void offs_umm_leave(void);

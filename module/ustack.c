@@ -188,6 +188,12 @@ static void offs_ustack_memo_clear(void)
  * process's, or ending the tick, ends it.
  */
 
+/* Copies made again in a tick (offs_uwin_recapture()), by address space. */
+#define OFFS_UWIN_RECOPIES	4
+
+static struct mm_struct *offs_recopy_mm;	/* compared only */
+static unsigned int offs_recopies;
+
 /* Leave the window; sleeps (offs_table_lock, fput()). */
 void offs_uwin_end(void)
 {
@@ -208,6 +214,7 @@ void offs_uwin_end(void)
  */
 void offs_uwin_tick_end(bool idle)
 {
+	offs_recopy_mm = NULL;
 	offs_uwin_end();
 	offs_umm_tick_end(idle);
 }
@@ -250,6 +257,59 @@ struct mm_struct *offs_uwin_enter(struct task_struct *t)
 	return mm;
 }
 
+/*
+ * Did the walk of s follow a copy of its process's mappings that no
+ * longer holds?  Only asked when the copy's sign moved (s->ustale, umm.c's
+ * offs_umm_maps_current()): then the mappings its frames lie in are
+ * compared with the copy's (offs_umm_verify(); on 5.10 and 6.1 any page
+ * fault moves the sign).  If they differ, and may_recopy, the window gets
+ * a new copy: true, capture the thread again.  At most OFFS_UWIN_RECOPIES
+ * times for one address space in a tick, so a process that maps and
+ * unmaps all the time costs a few copies, not one per thread.  False with
+ * s->ustale still set (so also when the mmap lock was busy): the walk's
+ * frames stay untranslated, its Python frames dropped.  Sleeps.
+ */
+bool offs_uwin_recapture(struct offs_sample *s, bool may_recopy)
+{
+	int same;
+
+	if (!s->ustale)
+		return false;
+	OFFS_STAT_ADD(user_maps_checked, 1);
+	same = offs_umm_verify(s);
+	if (same > 0) {
+		s->ustale = false;
+		return false;
+	}
+	if (same < 0) {
+		/* A writer at work: never waited for, as in the snapshot. */
+		OFFS_STAT_ADD(user_trylock_failed, 1);
+		goto untranslated;
+	}
+	OFFS_STAT_ADD(user_maps_raced, 1);
+	if (offs_recopy_mm != s->umm) {
+		offs_recopy_mm = s->umm;
+		offs_recopies = 0;
+	}
+	if (!may_recopy || offs_recopies == OFFS_UWIN_RECOPIES)
+		goto untranslated;
+	offs_recopies++;
+	/*
+	 * Same address space and root; the stacks memoized were named from
+	 * the old copy, and the interpreter is looked for in the new one.
+	 */
+	offs_pywin_leave();
+	offs_ustack_memo_clear();
+	offs_umm_recopy();
+	offs_pywin_enter(s->umm);
+	return true;
+untranslated:
+	/* Its Python frames were read where the old copy said, too. */
+	s->pydepth = 0;
+	s->pylost = true;
+	return false;
+}
+
 /* The memo's slot for s's walk, or NULL where no answer may be kept. */
 static struct offs_usmemo *offs_usmemo_slot(const struct offs_sample *s,
 					    u32 *hash)
@@ -260,7 +320,8 @@ static struct offs_usmemo *offs_usmemo_slot(const struct offs_sample *s,
 	 * A walk that ended at a fault is looked at under the mmap lock; the
 	 * same native frames may run other Python frames.
 	 */
-	if (s->ufault || s->upending || s->pydepth || n > OFFS_USMEMO_DEPTH)
+	if (s->ufault || s->upending || s->ustale || s->pydepth ||
+	    n > OFFS_USMEMO_DEPTH)
 		return NULL;
 	*hash = offs_hash_words(s->uips, n, n | s->utruncated << 16);
 	return &offs_usmemo[*hash % OFFS_USMEMO_SLOTS];
@@ -352,11 +413,20 @@ struct offs_ustack *offs_ustack_capture(struct offs_sample *s)
 		OFFS_STAT_ADD(user_stack_memo_hits, 1);
 		goto out;
 	}
-	got = offs_umm_snapshot(s->umm, s->uips, n, s->ufault, offs_uraw,
+	/*
+	 * Walked against mappings that changed, copied again as often as
+	 * allowed (offs_uwin_recapture()): its files are not known.
+	 */
+	got = s->ustale ? -ESTALE :
+	      offs_umm_snapshot(s->umm, s->uips, n, s->ufault, offs_uraw,
 				&faulted, &in_maps);
 	if (got < 0) {
-		/* Never wait behind a writer: keep the addresses, untranslated. */
-		OFFS_STAT_ADD(user_trylock_failed, 1);
+		/*
+		 * Never wait behind a writer, never name from a copy that
+		 * changed: keep the addresses, untranslated.
+		 */
+		if (got == -EBUSY)
+			OFFS_STAT_ADD(user_trylock_failed, 1);
 		for (i = 0; i < n; i++) {
 			offs_uframes[i].path = NULL;
 			offs_uframes[i].kind = OFFS_UF_BUSY;

@@ -47,6 +47,7 @@ static inline size_t offs_ustack_size(unsigned int depth)
 /* The window (sampler kthread only; each may sleep). */
 struct mm_struct *offs_uwin_enter(struct task_struct *t);
 struct mm_struct *offs_uwin_enter_data(struct task_struct *t);
+bool offs_uwin_recapture(struct offs_sample *s, bool may_recopy);
 void offs_uwin_end(void);
 void offs_uwin_tick_end(bool idle);
 void offs_uwin_end_if_orphaned(void);

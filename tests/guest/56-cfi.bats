@@ -211,21 +211,24 @@ cfi_settled() {
 	dmesg_clean
 }
 
-# swap_run [--anon]: offsample-cfihost --swap with two copies of one
-# library, loaded in turn every 300 ms by thread swap-a / swap-b at one
-# address (checked); swap-tick makes the process change at every tick,
-# so its copy of the mappings is kept from tick to tick (module/umm.c)
-# until it must be copied again.  Records 3 s; sets $d/sym and the deltas
-# of ticks (dt) and copies kept (dk) and made (dc); asserts that every
-# stack of swap-a / swap-b through cfl_outer names its own library, never
-# the other (a copy kept past a swap names the other file).
+# swap_run [--anon] [--mmap] [--churn N]: offsample-cfihost --swap with
+# two copies of one library, loaded in turn every $SWAP_MS ms (300) by
+# thread swap-a / swap-b at one address (checked); swap-tick makes the
+# process change at every tick, so its copy of the mappings is kept from
+# tick to tick (module/umm.c) until it must be copied again.  Records 3 s;
+# sets $d/sym and the deltas of ticks (dt), copies kept (dk) and made
+# (dc), walks found against a copy that had changed (dr), and kept copies
+# found unchanged by a walk of the mappings after their sign moved (dq);
+# asserts that every stack of swap-a / swap-b through cfl_outer names its
+# own library, never the other (a copy kept past a swap names the other
+# file).
 swap_run() {
-	local L=$TOP/build/offsample-cfilib.so a b x y t0 k0 c0
+	local L=$TOP/build/offsample-cfilib.so a b x y t0 k0 c0 r0 q0
 	mkdir -p "$d/sw"
 	cp "$L" "$d/sw/swap-a.so"
 	cp "$L" "$d/sw/swap-b.so"
 	offs_load hz=19 key=tid
-	"$TOP/build/offsample-cfihost" --swap 300 "$@" "$d/sw/swap-a.so" "$d/sw/swap-b.so" \
+	"$TOP/build/offsample-cfihost" --swap "${SWAP_MS:-300}" "$@" "$d/sw/swap-a.so" "$d/sw/swap-b.so" \
 		> "$d/host.out" 2>&1 3>&- &
 	echo $! > "$d/pids"
 	wait_line "$d/host.out" '^ready$' 600 $! > /dev/null
@@ -237,11 +240,14 @@ swap_run() {
 	sleep 0.6
 	cat $P/drain > /dev/null
 	t0=$(stat_get ticks) k0=$(stat_get user_maps_kept) c0=$(stat_get user_maps_copied)
+	r0=$(stat_get user_maps_raced) q0=$(stat_get user_maps_rechecked)
 	sleep 3
 	cat $P/drain > "$d/d"
 	dt=$(($(stat_get ticks) - t0)) dk=$(($(stat_get user_maps_kept) - k0))
 	dc=$(($(stat_get user_maps_copied) - c0))
-	echo "ticks $dt: copies kept $dk, made $dc"
+	dr=$(($(stat_get user_maps_raced) - r0))
+	dq=$(($(stat_get user_maps_rechecked) - q0))
+	echo "# swap $*: ticks $dt: copies kept $dk (rechecked $dq), made $dc; walks against a changed copy $dr" >&3
 	"$TOP/tools/offsample-symbolize" < "$d/d" > "$d/sym"
 	for x in a b; do
 		y=$([ $x = a ] && echo b || echo a)
@@ -257,21 +263,45 @@ swap_run() {
 }
 
 @test "cfi: mappings kept from tick to tick are copied again once they change: a library swapped at the same address is named" {
-	local d=$BATS_TEST_TMPDIR dt dk dc
+	local d=$BATS_TEST_TMPDIR dt dk dc dr dq
 	swap_run
 	# Ten swaps in the 3 s; the other ticks find the copy unchanged.
 	[ "$dk" -ge $((dt / 2)) ]
 }
 
 @test "cfi: a kept copy of the mappings the snapshot locked for (a frame in anonymous code) is copied again, swapped library named" {
-	local d=$BATS_TEST_TMPDIR dt dk dc
+	local d=$BATS_TEST_TMPDIR dt dk dc dr dq
 	# swap-tick sleeps from anonymous code: each capture of it takes the
 	# mmap lock to map that frame, which on 5.10 and 6.1 hides whether a
 	# writer came before (the lock's owner is the sampler again): the
-	# copy must be made again at the next tick (6.12's mm_lock_seq is not
-	# moved by readers: kept there).
+	# copy must be checked again at the next tick, by a walk of the
+	# mappings, and copied again after each swap (6.12's mm_lock_seq is
+	# not moved by readers: kept there until a swap).
 	swap_run --anon
 	[ "$dc" -gt 0 ]
+}
+
+@test "cfi: a library swapped between the copy of the mappings and a thread's capture is named, never the other" {
+	local d=$BATS_TEST_TMPDIR dt dk dc dr dq
+	# 160 threads captured before the swapping one keep the window open
+	# for a while; a swap every 2 ms falls in it at most ticks.  The walk
+	# of a thread whose library changed after the copy is caught (the
+	# copy's sign moved and its frame's mapping is another file's), the
+	# mappings copied again and the thread captured again.
+	SWAP_MS=2 swap_run --churn 160
+	[ "$dr" -gt 0 ]
+}
+
+@test "cfi: a kept copy is used again after a writer that changed no executable mapping (a walk of the mappings, no new copy)" {
+	local d=$BATS_TEST_TMPDIR dt dk dc dr dq
+	# swap-tick maps and unmaps an anonymous page every 5 ms: the copy's
+	# sign moves at every tick, and each tick made a new copy of it.  The
+	# library is swapped every 1.5 s, so two swaps need one in the 3 s
+	# (the other copies counted are the test's own short-lived processes:
+	# 10-25 in this window of 60-70 ticks).
+	SWAP_MS=1500 swap_run --mmap
+	[ "$dq" -ge $((dt / 2)) ]
+	[ "$dc" -le $((dt / 2)) ]
 }
 
 # control_sym DRAIN: the header and the records of thread cfh-0, named.

@@ -12,8 +12,9 @@
  *
  * Usage: offsample-cfihost LIB[:FUNC]...
  *
- * offsample-cfihost --swap MS [--anon] LIB_A LIB_B: one thread "swap-a"
- * or "swap-b" (renamed at each load) loads LIB_A, blocks in its
+ * offsample-cfihost --swap MS [--anon] [--mmap] [--churn N] LIB_A LIB_B:
+ * one thread "swap-a" or "swap-b" (renamed at each load) loads LIB_A,
+ * blocks in its
  * cfl_outer() for MS milliseconds, unloads it, does the same with LIB_B,
  * and so on; another thread, "swap-tick", sleeps 5 ms at a time for good
  * (its process changes at every sampler tick), with --anon from code in
@@ -23,9 +24,16 @@
  * tick).  Before it blocks, each load has run the library's code once
  * (no page fault after) and called mprotect() (munmap() would end with
  * the lock downgraded to a read lock): the last user of the process's
- * mmap lock is a writer, whose up_write() leaves no owner recorded.  Prints "base a=ADDR b=ADDR"
- * (cfl_outer's address in each) and "ready" after the first load of
- * each, then loops until killed.
+ * mmap lock is a writer, whose up_write() leaves no owner recorded.
+ * --mmap: swap-tick also maps and unmaps an anonymous page before each
+ * sleep (a writer of the mmap lock that changes no executable mapping).
+ * --churn N starts N threads "swap-churn" first, each sleeping 20 ms at
+ * a time: the sampler captures them all at every tick before
+ * the swapping thread, so its window into the process stays open long
+ * enough for a swap to fall between its copy of the mappings and that
+ * thread's capture.  Prints "base a=ADDR b=ADDR" (cfl_outer's address in
+ * each) and "ready" after the first load of each, then loops until
+ * killed.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -46,13 +54,50 @@ struct job {
 
 typedef long (*sleep_fn)(const struct timespec *req, struct timespec *rem);
 
+static int tick_mmap;		/* swap-tick maps and unmaps a page too */
+
 static void *tick(void *arg)
 {
 	const struct timespec ts = { 0, 5 * 1000 * 1000 };
 	sleep_fn fn = arg;
+	void *p;
 
-	for (;;)
+	for (;;) {
+		if (tick_mmap) {
+			p = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			if (p == MAP_FAILED || munmap(p, 4096)) {
+				perror("offsample-cfihost: mmap");
+				exit(1);
+			}
+		}
 		fn(&ts, NULL);
+	}
+	return arg;
+}
+
+static volatile int churn_stop;	/* never set */
+
+/* Sleep 20 ms at a time for good, depth frames down (not a tail call). */
+static __attribute__((noinline)) long churn_at(long depth)
+{
+	const struct timespec ts = { 0, 20 * 1000 * 1000 };
+	volatile long keep = depth;
+
+	if (depth > 0)
+		return churn_at(depth - 1) + keep;
+	while (!churn_stop)
+		nanosleep(&ts, NULL);
+	return keep;
+}
+
+/*
+ * A thread that runs between any two sampler ticks (19 Hz), 32 to 63
+ * frames deep: each capture of it walks all of them (no two alike).
+ */
+static void *churn(void *arg)
+{
+	churn_at(32 + (long)arg % 32);
 	return arg;
 }
 
@@ -121,18 +166,32 @@ static void *swapper(void *arg)
 static int swap_main(int argc, char **argv)
 {
 	sleep_fn sleeper = libc_nanosleep;
+	long ms, nchurn = 0, i;
 	struct timespec ts;
 	int a = 3;
 	pthread_t t;
-	long ms;
 
-	if (argc == 6 && !strcmp(argv[3], "--anon")) {
-		sleeper = anon_nanosleep();
-		a = 4;
+	for (; a + 2 < argc; a++) {
+		if (!strcmp(argv[a], "--anon"))
+			sleeper = anon_nanosleep();
+		else if (!strcmp(argv[a], "--mmap"))
+			tick_mmap = 1;
+		else if (!strcmp(argv[a], "--churn") && a + 3 < argc &&
+			 (nchurn = atol(argv[a + 1])) > 0)
+			a++;
+		else
+			break;
 	}
 	if (argc != a + 2 || (ms = atol(argv[2])) <= 0) {
-		fprintf(stderr, "usage: offsample-cfihost --swap MS [--anon] LIB_A LIB_B\n");
+		fprintf(stderr, "usage: offsample-cfihost --swap MS [--anon] [--mmap] [--churn N] LIB_A LIB_B\n");
 		return 2;
+	}
+	for (i = 0; i < nchurn; i++) {
+		if (pthread_create(&t, NULL, churn, (void *)i)) {
+			perror("offsample-cfihost");
+			return 1;
+		}
+		pthread_setname_np(t, "swap-churn");
 	}
 	swap_lib[0] = argv[a];
 	swap_lib[1] = argv[a + 1];
