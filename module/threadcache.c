@@ -21,7 +21,7 @@
  * shape a capture are those it was taken under (offs_config_seq).
  * Entries of threads not seen in a tick (exited, or no longer sampled)
  * are freed at the end of a tick once they are a sixteenth of the
- * entries, the cache is full, or a second has passed (offs_tc_sweep_due());
+ * entries, the cache is full, or 10 s have passed (offs_tc_sweep_due());
  * a tick in which every entry was seen (counted) does not look.  The
  * number of entries is bounded by the thread_cache parameter (0 disables
  * the cache); threads beyond it are always fully captured.  The hash table
@@ -215,6 +215,9 @@ static void offs_tc_relax(unsigned int *n)
 /* jiffies at the last sweep that freed the unseen entries. */
 static unsigned long offs_tc_swept;
 
+/* The longest an unseen entry stays, if nothing else makes a sweep due. */
+#define OFFS_TC_SWEEP_EVERY	(10 * HZ)
+
 /*
  * Is this tick's sweep worth its cost?  Finding the unseen entries means
  * going through the buckets (about half of them on average), which at
@@ -223,15 +226,19 @@ static unsigned long offs_tc_swept;
  * threads a busy host has in any tick.  An unseen entry is harmless until
  * then: it names one task (address and start time) and is checked like
  * any other before it serves.  So they go once they are a sixteenth of
- * the entries, once the cache is at its bound, or a second after the
- * last sweep.
+ * the entries, once the cache is at its bound, or OFFS_TC_SWEEP_EVERY
+ * after the last sweep: with a second there, a host where a process
+ * started and ended now and then (perf bench sched pipe's timed runs)
+ * paid a walk of the buckets every second: 150k instructions in 18
+ * ticks at 2,000 threads and 19 Hz (tests/bench/insnprof.sh).
  */
 static bool offs_tc_sweep_due(unsigned int max)
 {
 	unsigned int unseen = offs_tc_n - offs_tc_seen;
 
 	return unseen && (unseen >= offs_tc_n / 16 || offs_tc_n >= max ||
-			  time_after_eq(jiffies, offs_tc_swept + HZ));
+			  time_after_eq(jiffies,
+					offs_tc_swept + OFFS_TC_SWEEP_EVERY));
 }
 
 /*
