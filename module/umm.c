@@ -769,8 +769,8 @@ void offs_umm_recopy(void)
  * pin.c asks right after the walk, the thread still pinned (any context).
  * A copy made without a sign (PREEMPT_RT kernels without mm_lock_seq,
  * another reader beside ours) is never current: each walk is verified.
- * A window without executable file mappings has nothing to be wrong
- * about.
+ * A window whose mmap lock was busy has no copy (offs_umaps_busy): its
+ * walks follow frame pointers and its frames are named under the lock.
  */
 bool offs_umm_maps_current(struct mm_struct *mm)
 {
