@@ -262,6 +262,14 @@ static bool offs_ukeep_valid(const struct offs_ukeep *k,
 	       offs_mmsig_same(mm, &k->at);
 }
 
+/* Does copied mapping m hold vma's file at the same address and offset? */
+static bool offs_umap_is(const struct offs_umap *m,
+			 const struct vm_area_struct *vma)
+{
+	return m->file == vma->vm_file && m->start == vma->vm_start &&
+	       m->pgoff == vma->vm_pgoff;
+}
+
 /*
  * Kept copy k lost mm's sign (a writer of the mmap lock came, to map
  * memory of any kind; on 5.10 and 6.1 also any other reader, such as a
@@ -299,8 +307,7 @@ static bool offs_ukeep_recheck(struct offs_ukeep *k, struct mm_struct *mm)
 			break;
 		}
 		m = &k->maps[n++];
-		same = m->start == vma->vm_start && m->end == vma->vm_end &&
-		       m->pgoff == vma->vm_pgoff && m->file == vma->vm_file;
+		same = offs_umap_is(m, vma) && m->end == vma->vm_end;
 	}
 	mmap_read_unlock(mm);
 	if (!same || n != k->n)
@@ -819,7 +826,6 @@ int offs_umm_verify(const struct offs_sample *s)
 {
 	struct mm_struct *mm = s->umm;
 	struct vm_area_struct *vma;
-	const struct offs_umap *u;
 	bool same = true;
 	unsigned long ip;
 	unsigned int i;
@@ -843,10 +849,8 @@ int offs_umm_verify(const struct offs_sample *s)
 				ip >= offs_umaps[offs_numaps - 1].end);
 			continue;
 		}
-		u = &offs_umaps[m];
-		same = vma && vma->vm_file == u->file &&
-		       vma->vm_start == u->start && vma->vm_pgoff == u->pgoff &&
-		       (vma->vm_flags & VM_EXEC);
+		same = vma && (vma->vm_flags & VM_EXEC) &&
+		       offs_umap_is(&offs_umaps[m], vma);
 	}
 	mmap_read_unlock(mm);
 	offs_ukeep_touched(mm);
