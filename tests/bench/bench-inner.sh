@@ -88,6 +88,9 @@ TICK_HZ=${BENCH_TICK_HZ:-9}
 PIPE_THREADS=${BENCH_PIPE_THREADS:-$d_pipe_threads}
 PIPE_LOOPS=${BENCH_PIPE_LOOPS:-$d_pipe_loops}
 PIPE_ROUNDS=${BENCH_PIPE_ROUNDS:-$d_pipe_rounds}
+# BENCH_PIPE_PEERS=0: offsample only, without offcputime and perf record
+# (the flat-cost figures; their throughput losses are then not measured).
+PIPE_PEERS=${BENCH_PIPE_PEERS:-1}
 PIPE_IDLE_SECS=${BENCH_PIPE_IDLE_SECS:-3}
 READ_SIZES=${BENCH_READ_SIZES:-$d_read_sizes}
 READS=${BENCH_READS:-$d_reads}
@@ -390,7 +393,30 @@ pipe_offsample() {	# ROUND HZ [CONF PARAMS...]
 	snap "pipe-$round-$conf.1"
 	pipe_run "$round" "$conf"
 	snap "pipe-$round-$conf.2"
+	pipe_steady "$round" "$conf"
 	unload
+}
+
+# pipe_steady ROUND CONFIG: the timed run's window above holds the start of
+# perf (exec of perf and its libraries, the fork of its child, the shell's
+# command substitution): first copies of new processes' mappings that a
+# steady load does not have.  So a second window with the same load running
+# before and after it, taken like the idle window (snap, sleep, snap): the
+# flat cost is this window against the idle one.
+pipe_steady() {
+	local round=$1 conf=$2 pp t
+	cmd pipe "taskset -c 0 perf bench sched pipe -l 1000000000 & (untimed; stats over $PIPE_IDLE_SECS s from the third tick after its start, then killed)"
+	taskset -c 0 perf bench sched pipe -l 1000000000 > /dev/null 2>&1 &
+	pp=$!
+	t=$(stat_get ticks)
+	if wait_ticks $((t + 3)) 300; then
+		snap "pipe-$round-$conf.3"
+		sleep "$PIPE_IDLE_SECS"
+		snap "pipe-$round-$conf.4"
+	fi
+	pkill -KILL -P "$pp" 2>/dev/null || :
+	kill -KILL "$pp" 2>/dev/null || :
+	wait "$pp" 2>/dev/null || :
 }
 
 pipe_offcputime() {	# ROUND
@@ -457,6 +483,7 @@ if [[ " $SECTIONS " == *" pipe "* ]]; then
 			pipe_offsample "$r" 19
 			pipe_run "$r" base
 			pipe_offsample "$r" 99
+			[ "$PIPE_PEERS" = 0 ] && continue
 			pipe_run "$r" base
 			pipe_offcputime "$r"
 			pipe_run "$r" base
