@@ -197,10 +197,11 @@ static void offs_pymemo_reset(void);
  */
 void offs_pywin_enter(struct mm_struct *mm)
 {
+	struct offs_umm_pymemo *pm;
 	const struct offs_py_syms *py;
-	bool pending;
+	bool pending = false;
 	u64 bias = 0;
-	int err;
+	int err = 0;
 
 	if (offs_pywin.entered && !offs_pywin.retry)
 		return;
@@ -214,8 +215,24 @@ void offs_pywin_enter(struct mm_struct *mm)
 	offs_pymemo_reset();
 	if (!READ_ONCE(offs_python_stacks))
 		return;
-	py = offs_umm_python(&bias, &pending);
+	/*
+	 * The interpreter and its layout as found in the window's copy of
+	 * the mappings when that copy was kept from an earlier tick: the
+	 * same files at the same addresses, and debug offsets that are
+	 * _PyRuntime's static data.  Its threads are read at each window.
+	 */
+	pm = offs_umm_pymemo();
+	if (pm && pm->known) {
+		py = pm->py;
+		bias = pm->bias;
+		if (py)
+			offs_pywin.l = pm->l;
+	} else {
+		py = offs_umm_python(&bias, &pending);
+	}
 	if (!py) {
+		if (pm && !pending)
+			pm->known = true;	/* no interpreter */
 		offs_pywin.unsure = pending;
 		offs_pywin.retry = pending;
 		return;
@@ -225,11 +242,20 @@ void offs_pywin_enter(struct mm_struct *mm)
 	offs_pywin.unicode_type = py->unicode_type + bias;
 	offs_pywin.eval_start = py->eval_start + bias;
 	offs_pywin.eval_end = py->eval_end + bias;
-	err = offs_umm_read(NULL, offs_pywin.runtime, offs_pywin_dbg,
-			    sizeof(offs_pywin_dbg));
-	if (!err)
-		err = offs_py_layout_init(&offs_pywin.l, py->version,
-					  offs_pywin_dbg);
+	if (!pm || !pm->known) {
+		err = offs_umm_read(NULL, offs_pywin.runtime, offs_pywin_dbg,
+				    sizeof(offs_pywin_dbg));
+		if (!err)
+			err = offs_py_layout_init(&offs_pywin.l, py->version,
+						  offs_pywin_dbg);
+		/* Not while a table is pending: it may be the first one's. */
+		if (!err && pm && !pending) {
+			pm->py = py;
+			pm->bias = bias;
+			pm->l = offs_pywin.l;
+			pm->known = true;
+		}
+	}
 	if (!err)
 		err = offs_py_threads(&offs_py_mem, &offs_pywin.l,
 				      offs_pywin.runtime, offs_pywin_add, NULL);

@@ -123,12 +123,13 @@ static struct offs_ukeep {
 	struct offs_umap *maps;		/* n entries, references held */
 	unsigned int n;
 	unsigned int nretry;		/* entries with retry set */
-	unsigned int gen;		/* its offs_rmemo generation; 0: none */
+	u64 gen;			/* its offs_rmemo generation */
 	unsigned int epoch;		/* offs_cficache_epoch() at the copy */
 	bool used;			/* by a window of this tick */
 	bool cfi;			/* copied with CFI tables on */
 	bool stale;			/* a read lock of ours since: recheck */
 	unsigned long copied;		/* jiffies at the copy */
+	struct offs_umm_pymemo py;	/* pystack.c's, for these mappings */
 } offs_ukeep[OFFS_UKEEP_SLOTS];
 static struct offs_ukeep *offs_ukeep_cur;	/* holds offs_umaps, or NULL */
 
@@ -168,24 +169,42 @@ static bool offs_mmsig_same(struct mm_struct *mm, const struct offs_mmsig *g)
 static struct offs_rmemo {
 	u64 pc;
 	const struct offs_cfi_rule *rule;	/* NULL: no CFI there */
-	unsigned int gen;
+	u64 gen;
 } offs_rmemo[1 << OFFS_RMEMO_BITS];
-static unsigned int offs_rmemo_gen = 1;		/* the window's */
-static unsigned int offs_rmemo_last = 1;	/* the last one given */
+static u64 offs_rmemo_gen = 1;		/* the window's */
+static u64 offs_rmemo_last = 1;		/* the last one given */
 
-/* A generation no entry has: the mappings change, or get one. */
+/*
+ * A generation no entry has: the mappings change, or get one.  64 bits
+ * never wrap (one a window: 2^32 took days on a busy host), so an entry
+ * can never match by an old generation given again, here or in
+ * ustack.c's memo of stacks, which keys on it too (offs_umm_gen()).
+ */
 static void offs_rmemo_forget(void)
+{
+	offs_rmemo_gen = ++offs_rmemo_last;
+}
+
+/*
+ * The generation of the window's copy of the mappings: the same for as
+ * long as that copy, kept from tick to tick, is found right; a new one for
+ * any other copy.  What was found from the copy's files and addresses
+ * alone holds under it.  Sampler kthread.
+ */
+u64 offs_umm_gen(void)
+{
+	return offs_rmemo_gen;
+}
+
+/* Is gen that of a copy still kept (offs_umm_tick_end() ran)? */
+bool offs_umm_gen_kept(u64 gen)
 {
 	unsigned int i;
 
-	if (!++offs_rmemo_last) {
-		/* Wrapped: no entry may match by an old generation. */
-		memset(offs_rmemo, 0, sizeof(offs_rmemo));
-		for (i = 0; i < OFFS_UKEEP_SLOTS; i++)
-			offs_ukeep[i].gen = 0;
-		offs_rmemo_last = 1;
-	}
-	offs_rmemo_gen = offs_rmemo_last;
+	for (i = 0; i < OFFS_UKEEP_SLOTS; i++)
+		if (offs_ukeep[i].mm && offs_ukeep[i].gen == gen)
+			return true;
+	return false;
 }
 
 /* Drop the references of n copied mappings (no lock held; sleeps). */
@@ -349,12 +368,7 @@ static bool offs_ukeep_enter(struct mm_struct *mm, bool cfi)
 	offs_ukeep_cur = k;
 	offs_umaps = k->maps;
 	offs_numaps = k->n;
-	if (!k->gen) {
-		offs_rmemo_forget();
-		k->gen = offs_rmemo_gen;
-	} else {
-		offs_rmemo_gen = k->gen;
-	}
+	offs_rmemo_gen = k->gen;
 	return true;
 }
 
@@ -551,9 +565,21 @@ static const struct offs_cfi_rule *offs_umm_lookup(u64 pc, bool *pending)
 	return offs_cfi_lookup(t, vaddr);
 }
 
+/*
+ * The slot of pc under the window's generation: a process and the children
+ * it forked wait at the same addresses under generations of their own, and
+ * with the slot of the address alone each one's capture evicted the other's
+ * rules (a pipe's two ends: one hit in five, 2026-12-06).
+ */
+static struct offs_rmemo *offs_rmemo_slot(u64 pc)
+{
+	return &offs_rmemo[hash_64(pc ^ (offs_rmemo_gen << 32),
+				   OFFS_RMEMO_BITS)];
+}
+
 static const struct offs_cfi_rule *offs_umm_rule(void *ctx, u64 pc)
 {
-	struct offs_rmemo *m = &offs_rmemo[hash_64(pc, OFFS_RMEMO_BITS)];
+	struct offs_rmemo *m = offs_rmemo_slot(pc);
 	const struct offs_cfi_rule *r;
 	struct offs_uctx *uc = ctx;
 	bool pending = false;
@@ -663,6 +689,20 @@ const struct offs_py_syms *offs_umm_python(u64 *bias, bool *pending)
 		return py;
 	}
 	return NULL;
+}
+
+/*
+ * The interpreter memo of the window's copy when it is kept from tick to
+ * tick and every mapping got its table (one still to come could hold an
+ * interpreter), else NULL.  Sampler kthread, after offs_umm_map_code().
+ * A copy kept again after a recheck (offs_ukeep_recheck()) maps the same
+ * files at the same addresses: its memo holds.
+ */
+struct offs_umm_pymemo *offs_umm_pymemo(void)
+{
+	struct offs_ukeep *k = offs_ukeep_cur;
+
+	return k && !k->nretry ? &k->py : NULL;
 }
 
 /*

@@ -14,6 +14,7 @@
 #include <linux/types.h>
 
 #include "offsample.h"
+#include "upy.h"
 
 struct file;
 struct mm_struct;
@@ -50,6 +51,18 @@ struct offs_uframe_raw {
 
 struct offs_py_syms;
 
+/*
+ * What pystack.c found in a copy of a process's mappings, kept with the
+ * copy from tick to tick (offs_umm_pymemo()): the interpreter is looked for
+ * and its layout read once per copy, not at every window of the process.
+ */
+struct offs_umm_pymemo {
+	bool known;			/* filled in for this copy */
+	const struct offs_py_syms *py;	/* NULL: no interpreter */
+	u64 bias;
+	struct offs_py_layout l;
+};
+
 /* Non-faulting read of the window's memory, whole words; any context. */
 int offs_umm_read(void *ctx, u64 addr, void *buf, size_t len);
 
@@ -61,6 +74,9 @@ void offs_umm_recopy(void);
 bool offs_umm_maps_current(struct mm_struct *mm);	/* any context */
 int offs_umm_verify(const struct offs_sample *s);
 const struct offs_py_syms *offs_umm_python(u64 *bias, bool *pending);
+struct offs_umm_pymemo *offs_umm_pymemo(void);
+u64 offs_umm_gen(void);
+bool offs_umm_gen_kept(u64 gen);
 bool offs_umm_orphaned(void);
 void offs_umm_leave(void);
 void offs_umm_tick_end(bool all);

@@ -114,6 +114,7 @@ static struct offs_upath *offs_upath_intern(const struct offs_upath *k,
 static struct path offs_root;		/* the current process's root, or none */
 static char offs_root_name[256];
 static int offs_root_len;		/* 0: nothing to strip */
+static u32 offs_root_hash;		/* of the prefix stripped; 0: none */
 
 /*
  * Name files from t's root from now on (sampler kthread only, no lock
@@ -150,9 +151,22 @@ void offs_root_enter(struct task_struct *t)
 		if (!IS_ERR(name) && name[0] == '/' && name[1]) {
 			offs_root_len = strlen(name);
 			memmove(offs_root_name, name, offs_root_len + 1);
+			offs_root_hash = jhash(name, offs_root_len,
+					       offs_root_len) | 1;
 		}
 	}
 	path_put(&mine);
+}
+
+/*
+ * Which names files get now: 0 when nothing is stripped (the sampler's
+ * root, or another mount namespace's), else a hash of the prefix that is.
+ * Names kept beyond the window they were made in (ustack.c's memo of
+ * stacks) are only used again under the same.
+ */
+u32 offs_root_id(void)
+{
+	return offs_root_hash;
 }
 
 /* Forget the process's root, so nothing is pinned between ticks. */
@@ -165,6 +179,7 @@ void offs_root_leave(void)
 	offs_root.dentry = NULL;
 	offs_root.mnt = NULL;
 	offs_root_len = 0;
+	offs_root_hash = 0;
 }
 
 /*
@@ -195,12 +210,16 @@ void offs_root_exit(void)
 
 /*
  * Sampler kthread only.  The memo remembers which interned path a file
- * resolved to, so that the threads of one process do not resolve
- * libc.so.6 once each.  Each slot holds a reference on its file and on
- * its path: an equal file pointer is the same open file, never a new one
- * at a recycled address.  Emptied when the sampler's window on a process
- * ends (offs_uwin_end(), ustack.c), because the same file could be named
- * differently from another process's root.
+ * resolved to, so that the threads of a tick do not resolve libc.so.6
+ * once each.  Each slot holds a reference on its file and on its path: an
+ * equal file pointer is the same open file, an equal path and inode the
+ * same dentry, mount and file, never new ones at recycled addresses (the
+ * inode too: on overlayfs a mapped file's path is the overlay's and its
+ * inode the layer's, which a copy-up changes).  Emptied when the root
+ * files are named from changes (offs_root_enter(): the same file is named
+ * differently from another process's root) and at the end of a tick
+ * (offs_uwin_tick_end(), ustack.c): its files, those of processes that
+ * exited in the tick too, are held for part of a tick at most.
  */
 static struct {
 	unsigned int n;
@@ -236,14 +255,23 @@ void offs_upath_memo_clear(void)
  */
 struct offs_upath *offs_upath_of_file(struct file *file)
 {
+	const struct path *up = offs_file_user_path(file);
 	struct inode *inode = file_inode(file);
 	struct offs_upath key = { 0 }, *p;
 	struct file *evicted = NULL;
 	unsigned int i;
 	char *path;
 
+	/*
+	 * By the path named, not the open file: every process has its own
+	 * open file of libc.so.6, each naming the same path.  The memo's
+	 * reference keeps that path's dentry and mount from being reused.
+	 */
 	for (i = 0; i < offs_umemo.n; i++) {
-		if (offs_umemo.e[i].file == file) {
+		if (offs_umemo.e[i].file == file ||
+		    (file_inode(offs_umemo.e[i].file) == inode &&
+		     path_equal(offs_file_user_path(offs_umemo.e[i].file),
+				up))) {
 			p = offs_umemo.e[i].path;
 			mutex_lock(&offs_table_lock);
 			offs_upath_get(p);
@@ -251,7 +279,7 @@ struct offs_upath *offs_upath_of_file(struct file *file)
 			return p;
 		}
 	}
-	path = offs_d_path(offs_file_user_path(file), offs_pathbuf,
+	path = offs_d_path(up, offs_pathbuf,
 			   sizeof(offs_pathbuf));
 	if (IS_ERR(path))
 		return NULL;

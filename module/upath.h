@@ -31,6 +31,7 @@ struct offs_upath {
 void offs_root_exit(void);
 void offs_root_enter(struct task_struct *t);
 void offs_root_leave(void);
+u32 offs_root_id(void);
 char *offs_d_path(const struct path *path, char *buf, int len);
 struct offs_upath *offs_upath_of_file(struct file *file);
 void offs_upath_memo_clear(void);

@@ -25,6 +25,7 @@
 #include <linux/sched.h>
 #include <linux/mm.h>
 #include <linux/sched/clock.h>
+#include <linux/hash.h>
 
 #include "offsample.h"
 #include "params.h"
@@ -139,53 +140,74 @@ static struct offs_uframe_raw offs_uraw[OFFS_MAX_DEPTH_LIMIT];
 static struct offs_uframe offs_uframes[OFFS_MAX_DEPTH_LIMIT];
 
 /*
- * The stacks interned in the current window (one process in one tick,
- * umm.c), by their return addresses: the threads of a process that wait
- * in the same place (a pool's workers) have the same addresses, and
- * mapping those to files gives the same stack again as long as every
- * frame lies in the executable mappings copied for the window, which do
- * not change in it (offs_umm_snapshot()'s in_maps).  Only such whole
- * stacks are kept, each with a reference (offs_table_lock); the window's
- * end drops them (offs_ustack_memo_clear(), from offs_uwin_end()).
+ * The stacks interned, by their return addresses and the generation of the
+ * copy of the mappings their frames were named from (umm.c's
+ * offs_umm_gen()): the threads of a process that wait in the same place (a
+ * pool's workers) have the same addresses, and so does a thread that ran
+ * between two ticks and waits where it waited before (a pipe's two ends,
+ * a server's loop).  Mapping those to files gives the same stack again as
+ * long as every frame lies in the executable mappings of that copy
+ * (offs_umm_snapshot()'s in_maps) and files are named from the same root
+ * (upath.c's offs_root_id()).  A copy kept from tick to tick keeps its
+ * generation, so its entries serve the ticks to come; a copy made for one
+ * window gets a generation of its own, so they serve that window only.
+ * Only such whole stacks are kept, each with a reference
+ * (offs_table_lock), for a second at most: a library renamed over by an
+ * upgrade is then named " (deleted)" as a new capture would, within that
+ * second.  The end of a tick drops the entries of copies no longer kept
+ * (offs_ustack_memo_drop()).
  */
-#define OFFS_USMEMO_SLOTS	16
+#define OFFS_USMEMO_SLOTS	64
 #define OFFS_USMEMO_DEPTH	48
 
 static struct offs_usmemo {
 	struct offs_ustack *us;		/* reference held; NULL: empty */
-	struct mm_struct *mm;		/* the window's: compared only */
+	u64 gen;			/* of the copy of the mappings */
+	unsigned long made;		/* jiffies */
+	u32 root;			/* offs_root_id() */
 	u32 hash;
 	unsigned int n;
 	bool truncated;
 	unsigned long ips[OFFS_USMEMO_DEPTH];
 } offs_usmemo[OFFS_USMEMO_SLOTS];
-static bool offs_usmemo_used;
+static unsigned int offs_usmemo_used;	/* entries held */
 
-/* No lock held: takes offs_table_lock if a stack is kept. */
-static void offs_ustack_memo_clear(void)
+/*
+ * Drop the entries all (true) or those of copies no longer kept.  No lock
+ * held: takes offs_table_lock if a stack is kept.
+ */
+static void offs_ustack_memo_drop(bool all)
 {
+	struct offs_usmemo *m;
 	unsigned int i;
 
 	if (!offs_usmemo_used)
 		return;
 	mutex_lock(&offs_table_lock);
 	for (i = 0; i < OFFS_USMEMO_SLOTS; i++) {
-		if (offs_usmemo[i].us)
-			offs_ustack_put(offs_usmemo[i].us);
-		offs_usmemo[i].us = NULL;
-		offs_usmemo[i].mm = NULL;
+		m = &offs_usmemo[i];
+		if (!m->us || (!all && offs_umm_gen_kept(m->gen)))
+			continue;
+		offs_ustack_put(m->us);
+		m->us = NULL;
+		offs_usmemo_used--;
 	}
 	mutex_unlock(&offs_table_lock);
-	offs_usmemo_used = false;
+}
+
+static void offs_ustack_memo_clear(void)
+{
+	offs_ustack_memo_drop(true);
 }
 
 /*
  * ---- the window (sampler kthread only) ----
  *
- * One process at a time: its address space (umm.c), its root (upath.c)
- * and the memos of stacks and files resolved in it.  Threads come grouped
- * by process, so consecutive threads share a window; entering another
- * process's, or ending the tick, ends it.
+ * One process at a time: its address space (umm.c) and its root
+ * (upath.c).  Threads come grouped by process, so consecutive threads
+ * share a window; entering another process's, or ending the tick, ends
+ * it.  The memos of stacks (above) and of files' names (upath.c) outlive
+ * a window: see each.
  */
 
 /* Copies made again in a tick (offs_uwin_recapture()), by address space. */
@@ -194,29 +216,36 @@ static void offs_ustack_memo_clear(void)
 static struct mm_struct *offs_recopy_mm;	/* compared only */
 static unsigned int offs_recopies;
 
-/* Leave the window; sleeps (offs_table_lock, fput()). */
+/*
+ * Leave the window; sleeps (fput()).  The memos of stacks and of the
+ * files' names stay: a stack is only taken again under the same copy of
+ * the mappings (see offs_usmemo), a name depends on the file and the root
+ * it is named from, and a new root empties that memo (offs_root_enter());
+ * so two processes whose threads alternate, such as a pipe's two ends, do
+ * not name the same libraries again at each capture (d_path() and an
+ * interning each: 2,000 instructions a capture, 2026-12-06).
+ */
 void offs_uwin_end(void)
 {
 	offs_pywin_leave();
 	offs_umm_leave();
-	/*
-	 * Last: both take offs_table_lock, which a reader may hold for a
-	 * while; the process's memory is let go first.
-	 */
-	offs_ustack_memo_clear();
-	offs_upath_memo_clear();
 }
 
 /*
  * The tick ended (or, idle, the sampler stops or waits for good): leave
- * the window, and let go of the copies of mappings kept from tick to tick
- * that this tick did not use (umm.c), all of them if idle.  Sleeps.
+ * the window, let go of the files named in the tick, of the copies of
+ * mappings kept from tick to tick that this tick did not use (umm.c), all
+ * of them if idle, and of the stacks memoized under copies let go.
+ * Sleeps (offs_table_lock, which a reader may hold for a while: the
+ * processes' memory is let go first).
  */
 void offs_uwin_tick_end(bool idle)
 {
 	offs_recopy_mm = NULL;
 	offs_uwin_end();
 	offs_umm_tick_end(idle);
+	offs_ustack_memo_drop(idle);
+	offs_upath_memo_clear();
 }
 
 /* Leave at once a window whose process exited meanwhile (umm.c). */
@@ -239,10 +268,13 @@ struct mm_struct *offs_uwin_enter_data(struct task_struct *t)
 	if (mm == offs_umm_current())
 		return mm;
 	offs_uwin_end();
-	mm = offs_umm_use(t);
-	if (mm)
-		offs_root_enter(t);
-	return mm;
+	/*
+	 * The root first: a new one empties the memo of names (upath.c),
+	 * which takes offs_table_lock, a lock a reader may hold for a
+	 * while; not with the process's memory held.
+	 */
+	offs_root_enter(t);
+	return offs_umm_use(t);
 }
 
 /* The same, with the map of its code the unwinder needs (built once). */
@@ -321,17 +353,21 @@ static struct offs_usmemo *offs_usmemo_slot(const struct offs_sample *s,
 	 * same native frames may run other Python frames.
 	 */
 	if (s->ufault || s->upending || s->ustale || s->pydepth ||
-	    n > OFFS_USMEMO_DEPTH)
+	    n > OFFS_USMEMO_DEPTH || s->umm != offs_umm_current())
 		return NULL;
-	*hash = offs_hash_words(s->uips, n, n | s->utruncated << 16);
+	/* The generation too: a forked child has its parent's addresses. */
+	*hash = offs_hash_words(s->uips, n, n | s->utruncated << 16) ^
+		hash_64(offs_umm_gen(), 32);
 	return &offs_usmemo[*hash % OFFS_USMEMO_SLOTS];
 }
 
 static bool offs_usmemo_match(const struct offs_usmemo *m,
 			      const struct offs_sample *s, u32 hash)
 {
-	return m->us && m->mm == s->umm && m->hash == hash &&
-	       m->n == s->udepth && m->truncated == s->utruncated &&
+	return m->us && m->hash == hash && m->gen == offs_umm_gen() &&
+	       m->root == offs_root_id() &&
+	       time_before(jiffies, m->made + HZ) && m->n == s->udepth &&
+	       m->truncated == s->utruncated &&
 	       offs_words_eq(m->ips, s->uips, m->n);
 }
 
@@ -342,14 +378,17 @@ static void offs_usmemo_keep(struct offs_usmemo *m,
 {
 	if (m->us)
 		offs_ustack_put(m->us);
+	else
+		offs_usmemo_used++;
 	offs_ustack_get(us);
 	m->us = us;
-	m->mm = s->umm;
+	m->gen = offs_umm_gen();
+	m->made = jiffies;
+	m->root = offs_root_id();
 	m->hash = hash;
 	m->n = s->udepth;
 	m->truncated = s->utruncated;
 	memcpy(m->ips, s->uips, m->n * sizeof(*s->uips));
-	offs_usmemo_used = true;
 }
 
 /*

@@ -211,6 +211,43 @@ JAILED_CMD='exec 3<>/osw-fifo; read x <&3'
 	jailed_named "$BATS_TEST_TMPDIR/d"
 }
 
+# A pipe's two ends: perf bench sched pipe, a process and the child it
+# forked passing a token back and forth, both running between any two
+# ticks and waiting again in the same read(2), so that every tick captures
+# them in full, one window each.  Their rules (by return address) and their
+# stacks (by return addresses) are taken from what earlier ticks found
+# under the same kept copy of each process's mappings: before 0.9.4 the
+# two processes' rules evicted each other (the same addresses, one memo
+# slot: one hit in five) and the stacks were memoized for a window only
+# (no hit at all).  Counted over 2 s: user_rule_memo_hits against
+# user_cfi_frames, user_stack_memo_hits against user_walks; and its
+# records are still named from perf and libc.
+@test "a pipe's two ends, a process and its forked child, reuse the rules and stacks of earlier ticks" {
+	taskset -c 0 perf bench sched pipe -l 2000000000 > /dev/null 2>&1 3>&- &
+	echo $! > "$BATS_TEST_TMPDIR/pids"
+	sleep 1.5
+	cat $P/drain > /dev/null
+	cat $P/stats > "$BATS_TEST_TMPDIR/s0"
+	sleep 2
+	cat $P/stats > "$BATS_TEST_TMPDIR/s1"
+	cat $P/drain > "$BATS_TEST_TMPDIR/d"
+	pkill -KILL -P "$(cat "$BATS_TEST_TMPDIR/pids")" || true
+	kill -KILL "$(cat "$BATS_TEST_TMPDIR/pids")" || true
+	local walks smemo cfi rmemo
+	delta() { echo $(($(stat_get "$1" "$BATS_TEST_TMPDIR/s1") - $(stat_get "$1" "$BATS_TEST_TMPDIR/s0"))); }
+	walks=$(delta user_walks) smemo=$(delta user_stack_memo_hits)
+	cfi=$(delta user_cfi_frames) rmemo=$(delta user_rule_memo_hits)
+	echo "user walks $walks, of them from the stack memo $smemo; CFI frames $cfi, rules from the memo $rmemo"
+	# 2 s at 19 Hz, at least one of the two ends blocked at each tick.
+	[ "$walks" -ge 30 ]
+	[ $((smemo * 10)) -ge $((walks * 7)) ]
+	[ $((rmemo * 10)) -ge $((cfi * 7)) ]
+	# Its threads are named sched-pipe; blocked in pipe_read(): ipc.
+	run -0 awk -F'\t' -v u="$(col ustack "$BATS_TEST_TMPDIR/d")" \
+		'!/^#/ && $6 == "sched-pipe" && $2 == "ipc" { print $u }' "$BATS_TEST_TMPDIR/d"
+	assert_output --regexp '^/usr/lib/x86_64-linux-gnu/libc\.so\.6\+0x[0-9a-f]+;.*/usr/bin/perf[^;]*\+0x'
+}
+
 @test "cgroup: records carry the cgroup path, and cgroup= restricts sampling" {
 	mkdir -p /sys/fs/cgroup/osw-cg
 	"$TOP/build/offsample-ustack" "$(cat "$BATS_FILE_TMPDIR/dev")" > "$BATS_TEST_TMPDIR/out" 3>&- &
