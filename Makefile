@@ -42,7 +42,7 @@ help:
 	@echo "     OFFS_ACCT=1: each guest's CPU seconds per program in build/test-results/guest-REL/acct.txt,"
 	@echo "     OFFS_BATS_FULL_TRACE=1: a failure inside a test helper reported at the helper's line too)"
 	@echo "make demo                        profile a sample workload, write an SVG and a report"
-	@echo "make bench [BENCH_SECTIONS=...] [BENCH_KERNEL=rel] [BENCH_MODE=icount]  benchmarks against peers in one guest run -> docs/BENCHMARKS.md (other kernels: docs/BENCHMARKS-rel.md; BENCH_MODE=icount: one vCPU counting instructions, figures that repeat, each with its A/A pair from a second guest (BENCH_AA=0: none) -> docs/BENCHMARKS-icount.md)"
+	@echo "make bench [BENCH_SECTIONS=...] [BENCH_KERNEL=rel] [BENCH_MODE=icount]  benchmarks against peers in one guest run -> docs/BENCHMARKS.md (other kernels: docs/BENCHMARKS-rel.md; BENCH_MODE=icount: one vCPU counting instructions, figures that repeat, each with its A/A pair from a second guest (BENCH_AA=0: none) -> docs/BENCHMARKS-icount.md; BENCH_PIPE_PEERS=0: the pipe section without offcputime and perf record)"
 	@echo "make bench-insnprof [INSNPROF_THREADS=1000] [INSNPROF_TICKS=6] [INSNPROF_PARAMS=thread_cache=0]  instructions of a tick per function, interrupts-off code included (one icount guest, a QEMU plugin) -> build/bench/insnprof/profile.txt"
 	@echo "make stress                      long stress + fuzz suites, a guest per test kernel"
 	@echo "make test-debug [OFFS_PARTS=core|long] [OFFS_SUITES=\"00-load.bats ...\"] [OFFS_FILTER=REGEX]"
