@@ -66,6 +66,24 @@ stat_of() {
 	assert_line --regexp '^\| warm within 2× of the floor .*\| 1,000: 1\.86× \(floor 75 instr per thread.* \| \*\*met\*\* \|$'
 }
 
+# tests/fixtures/bench/icount-pipe: the pipe section of make bench of
+# aa826e6 (BENCH_MODE=icount BENCH_PIPE_PEERS=0, round 1 of 3 kept): the
+# idle window (.0 -> .1), the timed run (.1 -> .2) and the steady window
+# (.3 -> .4) of offsample at 19 and 99 Hz.
+@test "bench report: the flat verdict is on the steady pipe window, the timed run's ratio beside it" {
+	local fix=$ROOT/tests/fixtures/bench/icount-pipe b=$BATS_TEST_TMPDIR/b
+	run -0 python3 "$REPORT" "$fix"
+	assert_line '| flat in the context-switch rate: sampler CPU per tick with `perf bench sched pipe` running / idle ≤ 1.05 (19 Hz) | 1.06 (302.9 kinstr / 286.0 kinstr per tick, 2,081 threads, medians of 1 rounds; over the timed run, which also starts perf: 1.12); over by a factor of 1.01 | **MISSED** |'
+	assert_line '| 19 | 2,081 | 286.0 kinstr | 321.4 kinstr | 1.12 | 302.9 kinstr | 1.06 | 280.9 kinstr | 317.0 kinstr | 298.4 kinstr |'
+	assert_line '| 99 | 2,081 | 283.2 kinstr | 308.1 kinstr | 1.09 | 297.1 kinstr | 1.05 | 278.0 kinstr | 303.6 kinstr | 292.6 kinstr |'
+	# A run from before the steady window: the verdict on the timed run.
+	cp -r "$fix" "$b"
+	rm "$b"/raw/*.3.stats "$b"/raw/*.4.stats
+	run -0 python3 "$REPORT" "$b"
+	assert_line '| flat in the context-switch rate: sampler CPU per tick with `perf bench sched pipe` running / idle ≤ 1.05 (19 Hz) | 1.12 (321.4 kinstr / 286.0 kinstr per tick, 2,081 threads, medians of 1 rounds); over by a factor of 1.07 | **MISSED** |'
+	assert_line '| 19 | 2,081 | 286.0 kinstr | 321.4 kinstr | 1.12 | n/a | n/a | 280.9 kinstr | 317.0 kinstr | n/a |'
+}
+
 @test "bench.sh: BENCH_AA is 0 or 1, and an A/A pair needs guests" {
 	run -2 env BENCH_AA=2 "$ROOT/tests/bench/bench.sh"
 	assert_output 'bench.sh: BENCH_AA is 0 or 1, not 2'
