@@ -132,6 +132,7 @@ static struct offs_ukeep {
 	struct offs_umm_pymemo py;	/* pystack.c's, for these mappings */
 } offs_ukeep[OFFS_UKEEP_SLOTS];
 static struct offs_ukeep *offs_ukeep_cur;	/* holds offs_umaps, or NULL */
+static u64 offs_ukeep_dropped;			/* kept copies let go */
 
 /*
  * Taken with our mmap read lock held; false: no sign (this kernel gives
@@ -207,6 +208,21 @@ bool offs_umm_gen_kept(u64 gen)
 	return false;
 }
 
+/* Is the window's copy one kept from tick to tick (its generation too)? */
+bool offs_umm_gen_current_kept(void)
+{
+	return offs_ukeep_cur && offs_ukeep_cur->gen == offs_rmemo_gen;
+}
+
+/*
+ * Kept copies let go so far: a generation stops being kept only when this
+ * grows (or was never kept, offs_umm_gen_current_kept()).
+ */
+u64 offs_umm_kept_dropped(void)
+{
+	return offs_ukeep_dropped;
+}
+
 /* Drop the references of n copied mappings (no lock held; sleeps). */
 static void offs_umaps_put(struct offs_umap *m, unsigned int n)
 {
@@ -230,6 +246,7 @@ static void offs_ukeep_free(struct offs_ukeep *k)
 		     &offs_stats.memory_bytes);
 	mmdrop(k->mm);
 	memset(k, 0, sizeof(*k));
+	offs_ukeep_dropped++;
 }
 
 static struct offs_ukeep *offs_ukeep_find(struct mm_struct *mm)

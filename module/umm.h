@@ -77,6 +77,8 @@ const struct offs_py_syms *offs_umm_python(u64 *bias, bool *pending);
 struct offs_umm_pymemo *offs_umm_pymemo(void);
 u64 offs_umm_gen(void);
 bool offs_umm_gen_kept(u64 gen);
+bool offs_umm_gen_current_kept(void);
+u64 offs_umm_kept_dropped(void);
 bool offs_umm_orphaned(void);
 void offs_umm_leave(void);
 void offs_umm_tick_end(bool all);

@@ -155,7 +155,7 @@ static struct offs_uframe offs_uframes[OFFS_MAX_DEPTH_LIMIT];
  * (offs_table_lock), for a second at most: a library renamed over by an
  * upgrade is then named " (deleted)" as a new capture would, within that
  * second.  The end of a tick drops the entries of copies no longer kept
- * (offs_ustack_memo_drop()).
+ * and those over their second (offs_ustack_memo_drop()).
  */
 #define OFFS_USMEMO_SLOTS	64
 #define OFFS_USMEMO_DEPTH	48
@@ -171,23 +171,50 @@ static struct offs_usmemo {
 	unsigned long ips[OFFS_USMEMO_DEPTH];
 } offs_usmemo[OFFS_USMEMO_SLOTS];
 static unsigned int offs_usmemo_used;	/* entries held */
+/*
+ * When a sweep has something to drop (offs_ustack_memo_drop()): an entry
+ * was kept under a copy made for its window only, a kept copy was let go
+ * (umm.c counts them), or the oldest entry's second is over.
+ */
+static bool offs_usmemo_window_only;
+static u64 offs_usmemo_dropped;		/* offs_umm_kept_dropped() seen */
+static unsigned long offs_usmemo_oldest;	/* jiffies, at most the oldest */
+
+static bool offs_usmemo_live(const struct offs_usmemo *m)
+{
+	return time_before(jiffies, m->made + HZ);
+}
 
 /*
- * Drop the entries all (true) or those of copies no longer kept.  No lock
- * held: takes offs_table_lock if a stack is kept.
+ * Drop the entries all (true), or those of copies no longer kept and
+ * those over their second, if there may be any.  No lock held: takes
+ * offs_table_lock if a stack is kept.
  */
 static void offs_ustack_memo_drop(bool all)
 {
+	u64 dropped = offs_umm_kept_dropped();
 	struct offs_usmemo *m;
 	unsigned int i;
 
 	if (!offs_usmemo_used)
 		return;
+	if (!all && !offs_usmemo_window_only &&
+	    dropped == offs_usmemo_dropped &&
+	    time_before(jiffies, offs_usmemo_oldest + HZ))
+		return;
+	offs_usmemo_window_only = false;
+	offs_usmemo_dropped = dropped;
+	offs_usmemo_oldest = jiffies;
 	mutex_lock(&offs_table_lock);
 	for (i = 0; i < OFFS_USMEMO_SLOTS; i++) {
 		m = &offs_usmemo[i];
-		if (!m->us || (!all && offs_umm_gen_kept(m->gen)))
+		if (!m->us)
 			continue;
+		if (!all && offs_usmemo_live(m) && offs_umm_gen_kept(m->gen)) {
+			if (time_before(m->made, offs_usmemo_oldest))
+				offs_usmemo_oldest = m->made;
+			continue;
+		}
 		offs_ustack_put(m->us);
 		m->us = NULL;
 		offs_usmemo_used--;
@@ -365,8 +392,8 @@ static bool offs_usmemo_match(const struct offs_usmemo *m,
 			      const struct offs_sample *s, u32 hash)
 {
 	return m->us && m->hash == hash && m->gen == offs_umm_gen() &&
-	       m->root == offs_root_id() &&
-	       time_before(jiffies, m->made + HZ) && m->n == s->udepth &&
+	       m->root == offs_root_id() && offs_usmemo_live(m) &&
+	       m->n == s->udepth &&
 	       m->truncated == s->utruncated &&
 	       offs_words_eq(m->ips, s->uips, m->n);
 }
@@ -378,8 +405,10 @@ static void offs_usmemo_keep(struct offs_usmemo *m,
 {
 	if (m->us)
 		offs_ustack_put(m->us);
-	else
-		offs_usmemo_used++;
+	else if (!offs_usmemo_used++)
+		offs_usmemo_oldest = jiffies;
+	if (!offs_umm_gen_current_kept())
+		offs_usmemo_window_only = true;
 	offs_ustack_get(us);
 	m->us = us;
 	m->gen = offs_umm_gen();
