@@ -12,22 +12,37 @@
  * stopped (oncpu.c).
  *
  * Kernel stacks repeat: most waiting threads sit in a few hundred distinct
- * stacks.  A walk of another task is remembered (offs_kc) by where it
- * starts (the first return address and its place in the stack) with the
- * stack slot each later return address was read from.  A later walk that
- * starts the same way and finds the same return address in every
- * remembered slot is that stack again and is served without the
- * unwinder: a few reads per frame instead of an ORC lookup per frame.
+ * stacks.  A walk of another task is remembered (offs_kc) with the stack
+ * slot each return address was read from.  A later walk that starts the
+ * same way and finds the same return address in every remembered slot is
+ * that stack again and is served without the unwinder: a few reads per
+ * frame instead of an ORC lookup per frame.
  *
  * Why that is the same walk: everything above the first frame is the live
  * call chain of the task; the unwinder finds each frame from the previous
  * one's return address (ORC: a fixed offset for each address) and the
- * stack, so the same return addresses in the same slots lead it through
- * the same frames.  Only a frame whose size varies between calls (stack
- * realignment, a frame pointer moved by alloca) could differ, and then
- * another word would have to equal a remembered kernel return address.
- * Entries are forgotten when any module goes away (its text, and the
- * addresses in them, may be reused).
+ * stack, so the same return addresses at the same distances from the
+ * first lead it through the same frames.  Only a frame whose size varies
+ * between calls (stack realignment, a frame pointer moved by alloca) could
+ * differ, and then another word would have to equal a remembered kernel
+ * return address.  Entries are forgotten when any module goes away (its
+ * text, and the addresses in them, may be reused).
+ *
+ * One such frame is known and handled: a kernel that moves each system
+ * call's stack by a random offset (randomize_kstack_offset, 5.13+, on by
+ * default in Debian's kernels) does it with an alloca in do_syscall_64(),
+ * so the frames below it sit deeper or shallower at every call and the
+ * few above it (the system call's entry, near the top of the stack) stay
+ * where they are.  Slots are therefore compared relative to the first,
+ * up to the first slot that stays, and from there where they were, which
+ * is where the unwinder reads them (do_syscall_64()'s frame pointer is
+ * the same at every call).  Which slots stay is learned from the same
+ * stack walked at two offsets (offs_kc_learn_fixed()); until then an
+ * entry serves its own offset only.  So the key is not the first slot but
+ * the first four return addresses, read from the slots the remembered
+ * frame sizes of the first three say (offs_kc_key()); a thread that ran
+ * and waits again where it waited before, in a new system call, gets its
+ * stack from the cache.
  */
 #include <linux/sched.h>
 #include <linux/sched/task_stack.h>
@@ -37,6 +52,7 @@
 #include <asm/ptrace.h>
 #include <asm/unwind.h>
 
+#include "hash.h"
 #include "offsample.h"
 #include "params.h"
 #include "stats.h"
@@ -45,14 +61,21 @@
 #define OFFS_KC_SET_BITS	7	/* 128 sets ... */
 #define OFFS_KC_WAYS		4	/* ... of 4 stacks: 512 in all */
 #define OFFS_KC_DEPTH		48	/* deeper stacks are not remembered */
+#define OFFS_KC_KEY_IPS		4	/* return addresses in the key */
+#define OFFS_KC_STEP_BITS	9	/* frame sizes remembered: 512 */
+#define OFFS_KC_WORDS		(THREAD_SIZE / sizeof(long))
+/* Slots that do not move lie this close to the top (the entry's frames). */
+#define OFFS_KC_TOP_WORDS	64
 
 struct offs_kc_ent {
 	unsigned long ips[OFFS_KC_DEPTH];
-	u16 slot[OFFS_KC_DEPTH];	/* word index in the stack */
-	unsigned long ip0;		/* key: first return address */
-	unsigned int sp0;		/* key: its slot's word index */
+	u16 slot[OFFS_KC_DEPTH];	/* word index in the stack, rising */
+	unsigned long ip0;		/* key: first return address ... */
+	u32 key;			/* ... and offs_kc_key() */
+	unsigned int sp0;		/* slot[0] */
 	unsigned int gen;		/* offs_kc_gen when walked; 0: empty */
 	unsigned int depth;
+	unsigned int fixed;		/* slots from this frame on do not move */
 };
 
 struct offs_kc_set {
@@ -61,13 +84,28 @@ struct offs_kc_set {
 };
 
 /*
+ * The size of the frame a return address returns into, in words: from its
+ * slot to the slot of that frame's own return address.  A fixed offset
+ * for most kernel functions (ORC), learned from walks, the first address
+ * in a slot keeping it for its generation.  Only the key reads it, the
+ * same way at a lookup and when the walk is remembered: a wrong size
+ * costs a miss, never a wrong stack.  One word each: the address's low
+ * 32 bits (kernel and module text lie in the top 2 GiB, so they tell
+ * addresses apart), the size, the low 16 bits of the generation.
+ */
+#define OFFS_KC_STEP(ip, step, gen) \
+	((u32)(ip) | (u64)(u16)(step) << 32 | (u64)(u16)(gen) << 48)
+
+/*
  * Sampler kthread only (offs_unwind_kernel() with cached set, then
- * offs_unwind_commit()): no lock.  The generation is bumped by the module
- * notifier, in any process.
+ * offs_unwind_commit(), under the walked task's pi_lock): no lock.  The
+ * generation is bumped by the module notifier, in any process; entries
+ * and sizes of an older one are not used.
  */
 static struct offs_kc_set *offs_kc;
+static u64 *offs_kc_steps;
 static struct offs_kc_ent offs_kc_new;	/* the last walk, until committed */
-static struct offs_kc_set *offs_kc_new_set;
+static bool offs_kc_new_ok;		/* it may be committed */
 static atomic_t offs_kc_gen = ATOMIC_INIT(1);
 bool offs_kstack_cache = true;
 
@@ -91,18 +129,24 @@ int offs_unwind_init(void)
 {
 	if (!OFFS_UNWIND_SLOTS)
 		return 0;
+	/* Slots are u16 word indexes. */
+	BUILD_BUG_ON(OFFS_KC_WORDS > 1U << 16);
 	offs_kc = kvcalloc(1U << OFFS_KC_SET_BITS, sizeof(*offs_kc),
 			   GFP_KERNEL);
-	if (!offs_kc)
-		return 0;
-	if (register_module_notifier(&offs_kc_nb)) {
+	offs_kc_steps = kvcalloc(1U << OFFS_KC_STEP_BITS,
+				 sizeof(*offs_kc_steps), GFP_KERNEL);
+	if (!offs_kc || !offs_kc_steps ||
+	    register_module_notifier(&offs_kc_nb)) {
 		kvfree(offs_kc);
+		kvfree(offs_kc_steps);
 		offs_kc = NULL;
+		offs_kc_steps = NULL;
 		return 0;
 	}
 	offs_kc_registered = true;
 	OFFS_STAT_ADD(kstack_cache_bytes,
-		      (1U << OFFS_KC_SET_BITS) * sizeof(*offs_kc));
+		      (1U << OFFS_KC_SET_BITS) * sizeof(*offs_kc) +
+		      (1U << OFFS_KC_STEP_BITS) * sizeof(*offs_kc_steps));
 	return 0;
 }
 
@@ -113,33 +157,79 @@ void offs_unwind_exit(void)
 		unregister_module_notifier(&offs_kc_nb);
 	offs_kc_registered = false;
 	kvfree(offs_kc);
+	kvfree(offs_kc_steps);
 	offs_kc = NULL;
-	offs_kc_new_set = NULL;
-}
-
-/*
- * The set of a walk's start.  For a task that is not running the first
- * return address is nearly always the same (in __schedule()), so the
- * depth of its slot picks the set, and the ways tell stacks apart.
- */
-static struct offs_kc_set *offs_kc_set_of(unsigned long ip0, unsigned int sp0)
-{
-	return &offs_kc[hash_long(ip0 ^ ((unsigned long)sp0 << 32),
-				  OFFS_KC_SET_BITS)];
-}
-
-/* The word index of slot in stack, or -1 when it lies outside it. */
-static int offs_kc_index(const unsigned long *stack, const unsigned long *slot)
-{
-	if (!slot || slot < stack || slot >= stack + THREAD_SIZE / sizeof(long))
-		return -1;
-	return slot - stack;
+	offs_kc_steps = NULL;
+	offs_kc_new_ok = false;
 }
 
 /* The word at index i of t's stack (bounded by the caller). */
 static unsigned long offs_kc_word(const unsigned long *stack, unsigned int i)
 {
 	return READ_ONCE_NOCHECK(stack[i]);
+}
+
+static __always_inline unsigned int
+offs_kc_step_of(unsigned long ip, unsigned int gen)
+{
+	u64 m = offs_kc_steps[hash_long(ip, OFFS_KC_STEP_BITS)];
+
+	return (u32)m == (u32)ip && m >> 48 == (u16)gen ? (u16)(m >> 32) : 0;
+}
+
+static void offs_kc_step_set(unsigned long ip, unsigned int step,
+			     unsigned int gen)
+{
+	u64 *m = &offs_kc_steps[hash_long(ip, OFFS_KC_STEP_BITS)];
+
+	/* This address's, or another's: kept. */
+	if (*m >> 48 == (u16)gen && (u16)(*m >> 32))
+		return;
+	*m = OFFS_KC_STEP(ip, step, gen);
+}
+
+/*
+ * The key of a walk that starts with ip0 at word index sp0 of stack: the
+ * first OFFS_KC_KEY_IPS return addresses, each next one read where the
+ * remembered size of the frame before says (the key stops at an unknown
+ * size).  The same wherever a system call's random offset put the stack,
+ * unless one of those frames is the one that holds the offset
+ * (do_syscall_64(), when schedule() is called from the system call
+ * itself): such a stack misses.  For a task that is not running the first
+ * return address is nearly always the same (in __schedule()), and the next
+ * two are often schedule() and schedule_timeout(), or
+ * preempt_schedule_common() and __cond_resched(): the fourth tells what it
+ * waits in.
+ */
+static __always_inline u32
+offs_kc_key(const unsigned long *stack, unsigned long ip0, unsigned int sp0,
+	    unsigned int gen)
+{
+	unsigned long ip = ip0, k = ip0;
+	unsigned int i, at = sp0, step;
+
+	for (i = 1; i < OFFS_KC_KEY_IPS; i++) {
+		step = offs_kc_step_of(ip, gen);
+		if (!step || at + step >= OFFS_KC_WORDS)
+			break;
+		at += step;
+		ip = offs_kc_word(stack, at);
+		k = rol64(k, 21) ^ ip;
+	}
+	return hash_64(k ^ i, 32);
+}
+
+static struct offs_kc_set *offs_kc_set_of(u32 key)
+{
+	return &offs_kc[key & ((1U << OFFS_KC_SET_BITS) - 1)];
+}
+
+/* The word index of slot in stack, or -1 when it lies outside it. */
+static int offs_kc_index(const unsigned long *stack, const unsigned long *slot)
+{
+	if (!slot || slot < stack || slot >= stack + OFFS_KC_WORDS)
+		return -1;
+	return slot - stack;
 }
 
 /*
@@ -189,25 +279,45 @@ static unsigned int offs_unwind_collect(struct unwind_state *st,
 	return n;
 }
 
-/* A remembered stack that starts at st, if its slots still agree. */
+/*
+ * Does e's stack start at word sp0 of stack?  Its slots below e->fixed
+ * move with the first one, those from e->fixed on stay where they were.
+ * Slots rise (offs_kc_learn()), so the moved ones lie above sp0 and, as in
+ * any walk, below the ones that stay: all inside the stack.  An entry
+ * whose fixed slots are not known yet serves its own offset only.
+ */
+static bool offs_kc_match(const struct offs_kc_ent *e, unsigned int sp0,
+			  const unsigned long *stack)
+{
+	int delta = (int)sp0 - (int)e->sp0;
+	unsigned int i;
+
+	if (delta && (e->fixed == e->depth ||
+		      (int)e->slot[e->fixed - 1] + delta >= e->slot[e->fixed]))
+		return false;
+	for (i = 1; i < e->fixed; i++)
+		if (offs_kc_word(stack, e->slot[i] + delta) != e->ips[i])
+			return false;
+	for (; i < e->depth; i++)
+		if (offs_kc_word(stack, e->slot[i]) != e->ips[i])
+			return false;
+	return true;
+}
+
+/* A remembered stack that starts at sp0 with ip0, if its slots agree. */
 static unsigned int offs_kc_lookup(struct offs_kc_set *set, unsigned int gen,
-				   unsigned long ip0, unsigned int sp0,
+				   unsigned long ip0, u32 key, unsigned int sp0,
 				   const unsigned long *stack,
 				   unsigned long *ips, unsigned int max,
 				   bool *truncated)
 {
 	const struct offs_kc_ent *e;
-	unsigned int w, i, n;
+	unsigned int w, n;
 
 	for (w = 0; w < OFFS_KC_WAYS; w++) {
 		e = &set->way[w];
-		if (e->gen != gen || e->ip0 != ip0 || e->sp0 != sp0 || !e->depth)
-			continue;
-		/* Word indexes inside the stack (offs_unwind_collect()). */
-		for (i = 1; i < e->depth; i++)
-			if (offs_kc_word(stack, e->slot[i]) != e->ips[i])
-				break;
-		if (i < e->depth)
+		if (e->gen != gen || e->ip0 != ip0 || e->key != key ||
+		    !e->depth || !offs_kc_match(e, sp0, stack))
 			continue;
 		n = min(e->depth, max);
 		memcpy(ips, e->ips, n * sizeof(*ips));
@@ -215,6 +325,28 @@ static unsigned int offs_kc_lookup(struct offs_kc_set *set, unsigned int gen,
 		return n;
 	}
 	return 0;
+}
+
+/*
+ * A walk just collected in e, of stack: can it be remembered (its slots
+ * rise, as the unwinder's stack pointer does)?  If so, learn the sizes of
+ * its first frames and give it its key.
+ */
+static bool offs_kc_learn(struct offs_kc_ent *e, const unsigned long *stack)
+{
+	unsigned int i;
+
+	if (!e->depth)
+		return false;
+	for (i = 1; i < e->depth; i++)
+		if (e->slot[i] <= e->slot[i - 1])
+			return false;
+	for (i = 0; i + 1 < e->depth && i + 1 < OFFS_KC_KEY_IPS; i++)
+		offs_kc_step_set(e->ips[i], e->slot[i + 1] - e->slot[i],
+				 e->gen);
+	e->key = offs_kc_key(stack, e->ip0, e->sp0, e->gen);
+	e->fixed = e->depth;
+	return true;
 }
 
 /*
@@ -237,18 +369,18 @@ unsigned int offs_unwind_kernel(struct task_struct *t, unsigned long *ips,
 	/* Before the walk: a module that goes away meanwhile voids it. */
 	unsigned int gen = atomic_read(&offs_kc_gen);
 	struct offs_kc_ent *e = NULL;
-	struct offs_kc_set *set = NULL;
 	struct unwind_state st;
+	u32 key;
 
 	if (cached)
-		offs_kc_new_set = NULL;	/* the sampler's own: see above */
+		offs_kc_new_ok = false;	/* the sampler's own: see above */
 	unwind_start(&st, t, NULL, NULL);
 	sp0 = offs_kc_index(stack, offs_unwind_slot(&st));
 	if (cached && offs_kc && READ_ONCE(offs_kstack_cache) &&
 	    !unwind_done(&st) && !offs_unwind_regs_frame(&st) && sp0 >= 0) {
-		set = offs_kc_set_of(st.ip, sp0);
-		n = offs_kc_lookup(set, gen, st.ip, sp0, stack, ips, max,
-				   truncated);
+		key = offs_kc_key(stack, st.ip, sp0, gen);
+		n = offs_kc_lookup(offs_kc_set_of(key), gen, st.ip, key, sp0,
+				   stack, ips, max, truncated);
 		if (n) {
 			OFFS_STAT_ADD(kstack_cache_hits, 1);
 			return n;
@@ -260,9 +392,36 @@ unsigned int offs_unwind_kernel(struct task_struct *t, unsigned long *ips,
 		e->gen = gen;
 	}
 	n = offs_unwind_collect(&st, ips, max, truncated, stack, e);
-	if (e && e->depth)
-		offs_kc_new_set = set;
+	if (e)
+		offs_kc_new_ok = offs_kc_learn(e, stack);
 	return n;
+}
+
+/*
+ * o and e are the same stack walked at two offsets: o's slots up to some
+ * frame moved by the difference, the others, near the top of the stack
+ * (the system call's entry), stayed.  Learn from which frame on they
+ * stay; false if the two do not split that way.
+ */
+static bool offs_kc_learn_fixed(struct offs_kc_ent *o,
+				const struct offs_kc_ent *e)
+{
+	int delta = (int)e->sp0 - (int)o->sp0;
+	unsigned int i, k = e->depth;
+
+	for (i = 1; i < e->depth; i++) {
+		if (e->slot[i] == o->slot[i]) {
+			if (k == e->depth)
+				k = i;
+		} else if (k < e->depth ||
+			   (int)e->slot[i] - (int)o->slot[i] != delta) {
+			return false;
+		}
+	}
+	if (k == e->depth || OFFS_KC_WORDS - o->slot[k] > OFFS_KC_TOP_WORDS)
+		return false;
+	o->fixed = k;
+	return true;
 }
 
 /*
@@ -271,19 +430,38 @@ unsigned int offs_unwind_kernel(struct task_struct *t, unsigned long *ips,
  */
 void offs_unwind_commit(void)
 {
-	struct offs_kc_set *set = offs_kc_new_set;
+	struct offs_kc_ent *e = &offs_kc_new, *o;
+	struct offs_kc_set *set;
 	unsigned int w;
 
-	if (!set)
+	if (!offs_kc_new_ok)
 		return;
-	offs_kc_new_set = NULL;
+	offs_kc_new_ok = false;
+	set = offs_kc_set_of(e->key);
+	/*
+	 * The same frames at the same offset, in other slots: replaced; at
+	 * another offset: a way that can serve both.
+	 */
+	for (w = 0; w < OFFS_KC_WAYS; w++) {
+		o = &set->way[w];
+		if (o->gen != e->gen || o->ip0 != e->ip0 || o->key != e->key ||
+		    o->depth != e->depth ||
+		    !offs_words_eq(o->ips, e->ips, e->depth))
+			continue;
+		if (o->sp0 == e->sp0) {
+			*o = *e;
+			return;
+		}
+		if (offs_kc_learn_fixed(o, e))
+			return;
+	}
 	/* An empty or outdated way first, else each in turn. */
 	for (w = 0; w < OFFS_KC_WAYS; w++)
-		if (set->way[w].gen != offs_kc_new.gen || !set->way[w].depth)
+		if (set->way[w].gen != e->gen || !set->way[w].depth)
 			break;
 	if (w == OFFS_KC_WAYS)
 		w = set->next++ % OFFS_KC_WAYS;
-	set->way[w] = offs_kc_new;
+	set->way[w] = *e;
 }
 
 /*

@@ -326,3 +326,39 @@ kstacks_of() {
 	[ "$stacks" -ge 4 ]
 	[ $((m1 - m0)) -ge $((quiet + stacks)) ]
 }
+
+@test "a thread that waits again where it waited, in a new system call, gets its kernel stack from the stack cache" {
+	# Debian's kernels move each system call's kernel stack by a random
+	# offset (randomize_kstack_offset, 5.13+): the frames of a thread
+	# that naps 3 ms at a time sit at another depth at every tick.  Its
+	# stack is served from the cache all the same (0.9.5; before, each
+	# new depth was a miss).
+	offs_load hz=19 key=tid kthreads=0
+	workload_start -n 2 nap
+	sleep 1
+	cat $P/drain > /dev/null
+	local h0 m0 u0 h1 m1 u1 f=$BATS_TEST_TMPDIR
+	h0=$(stat_get kstack_cache_hits) m0=$(stat_get kstack_cache_misses)
+	u0=$(stat_get stacks_unwound)
+	sleep 3
+	cat $P/drain > "$f/on"
+	h1=$(stat_get kstack_cache_hits) m1=$(stat_get kstack_cache_misses)
+	u1=$(stat_get stacks_unwound)
+	echo "randomize_kstack_offset: $(grep -o 'randomize_kstack_offset=[a-z]*' /proc/cmdline || echo default)"
+	echo "in 3 s: $((u1 - u0)) stacks unwound, stack cache hits $((h1 - h0)), misses $((m1 - m0))"
+	# The two nappers ran before nearly every tick: captured in full.
+	[ $((u1 - u0)) -ge 57 ]
+	# At most one in ten from the unwinder.
+	[ $((h1 - h0)) -ge $(( 9 * (m1 - m0) )) ]
+	# Their stack is the unwinder's: the same without the cache.
+	echo 0 > $PARAM/kstack_cache
+	cat $P/drain > /dev/null
+	sleep 3
+	cat $P/drain > "$f/off"
+	kstacks_of "$f/on" > "$f/on.k"
+	kstacks_of "$f/off" > "$f/off.k"
+	cat "$f/on.k"
+	# The two nappers and their process's main thread (a long sleep).
+	[ "$(grep -c ' sleep .*do_nanosleep' "$f/on.k")" -eq 3 ]
+	run -0 diff "$f/on.k" "$f/off.k"
+}

@@ -18,6 +18,8 @@
  *   spin    N busy threads (use N > CPUs for run-queue wait)
  *   switch  N threads reading a pipe; on SIGUSR1 to the process they move
  *           to nanosleep (a thread that runs and blocks somewhere else)
+ *   nap     N threads in nanosleep for 3 ms at a time (a thread that runs
+ *           between two ticks and waits where it waited, in a new call)
  *
  * Built with frame pointers so user stacks (later) are walkable.
  */
@@ -64,6 +66,16 @@ static void *t_sleep(void *arg __attribute__((unused)))
 {
 	pthread_barrier_wait(&started);
 	long_sleep();
+	return NULL;
+}
+
+static void *t_nap(void *arg __attribute__((unused)))
+{
+	struct timespec ts = { .tv_nsec = 3000000 };
+
+	pthread_barrier_wait(&started);
+	for (;;)
+		nanosleep(&ts, NULL);
 	return NULL;
 }
 
@@ -251,6 +263,7 @@ static const struct scenario scenarios[] = {
 	{ "dio", t_dio, setup_dio },
 	{ "spin", t_spin, NULL },
 	{ "switch", t_switch, setup_switch },
+	{ "nap", t_nap, NULL },
 };
 
 /* One scenario process: N worker threads; the main thread holds the mutex
@@ -294,7 +307,7 @@ static void usage(FILE *f)
 		"Scenarios:");
 	for (i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
 		fprintf(f, " %s", scenarios[i].name);
-	fprintf(f, " all (every scenario but spin and switch, and dio only with --dio)\n");
+	fprintf(f, " all (every scenario but spin, switch and nap, and dio only with --dio)\n");
 }
 
 static volatile sig_atomic_t stop;
@@ -348,6 +361,7 @@ int main(int argc, char **argv)
 			if (!strcmp(argv[i], "all") &&
 			    strcmp(scenarios[j].name, "spin") &&
 			    strcmp(scenarios[j].name, "switch") &&
+			    strcmp(scenarios[j].name, "nap") &&
 			    (strcmp(scenarios[j].name, "dio") || dio_path))
 				run[nrun++] = &scenarios[j];
 			else if (!strcmp(argv[i], scenarios[j].name))
