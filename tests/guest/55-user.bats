@@ -238,6 +238,9 @@ JAILED_CMD='exec 3<>/osw-fifo; read x <&3'
 	walks=$(delta user_walks) smemo=$(delta user_stack_memo_hits)
 	cfi=$(delta user_cfi_frames) rmemo=$(delta user_rule_memo_hits)
 	echo "user walks $walks, of them from the stack memo $smemo; CFI frames $cfi, rules from the memo $rmemo"
+	# What a miss of the memos follows from: a copy of the mappings made
+	# again (a new generation), a kept one rechecked, captures on a CPU.
+	echo "copies of mappings made $(delta user_maps_copied), kept $(delta user_maps_kept), rechecked $(delta user_maps_rechecked); on-CPU samples $(delta samples_cpu), ticks $(delta ticks)"
 	# 2 s at 19 Hz, at least one of the two ends blocked at each tick.
 	[ "$walks" -ge 30 ]
 	[ $((smemo * 10)) -ge $((walks * 7)) ]
