@@ -115,7 +115,18 @@ static bool offs_umaps_moved;
  * its old table while its copy is kept (the table was looked up by the
  * file's size and times at the copy).
  */
-#define OFFS_UKEEP_SLOTS	8
+/*
+ * Slots: with 8 (0.9.1-0.9.5) a guest's own two dozen processes, captured
+ * in full at every tick with thread_cache=0, filled them, and the other
+ * copies were made again each tick: about 450 instructions of a cold
+ * capture's 3,600 (tests/bench/insnprof.sh, 1,000 threads, 2026-12-07).
+ * The slots are searched one by one, once per window and per kept stack
+ * at a sweep (ustack.c); a copy takes 48 bytes per executable mapping
+ * (memory_bytes), and the cfi tables it refers to cannot be evicted while
+ * it is kept: those of processes that ran at every tick, which each tick
+ * asks for again anyway.
+ */
+#define OFFS_UKEEP_SLOTS	64
 
 static struct offs_ukeep {
 	struct mm_struct *mm;		/* mmgrab()bed; NULL: a free slot */

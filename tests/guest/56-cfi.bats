@@ -314,6 +314,39 @@ swap_run() {
 	[ "$dc" -le $((dt / 2)) ]
 }
 
+@test "cfi: each of 16 processes captured at every tick keeps its copy of the mappings from tick to tick" {
+	local d=$BATS_TEST_TMPDIR i t0 k0 c0 f0 dt dk dc df
+	# 16 processes with a thread that naps 3 ms at a time: each is
+	# captured in full at every tick, in a window of its own.  Up to
+	# 0.9.5 eight copies were kept and the others' made again at every
+	# tick (user_maps_keep_full), about an eighth of a cold capture.
+	offs_load hz=19 kthreads=0
+	for i in $(seq 16); do
+		"$OFFS_WORKLOAD" -n 1 nap > "$d/nap$i.out" 2>&1 3>&- &
+		echo $! >> "$d/pids"
+	done
+	i=0
+	for p in $(cat "$d/pids"); do
+		i=$((i + 1))
+		wait_line "$d/nap$i.out" '^ready$' 600 "$p" > /dev/null
+	done
+	sleep 1
+	cat $P/drain > /dev/null
+	t0=$(stat_get ticks) k0=$(stat_get user_maps_kept)
+	c0=$(stat_get user_maps_copied) f0=$(stat_get user_maps_keep_full)
+	sleep 3
+	dt=$(($(stat_get ticks) - t0)) dk=$(($(stat_get user_maps_kept) - k0))
+	dc=$(($(stat_get user_maps_copied) - c0))
+	df=$(($(stat_get user_maps_keep_full) - f0))
+	echo "# ticks $dt: copies kept $dk, made $dc, not kept for want of a slot $df" >&3
+	[ "$dt" -ge 20 ]
+	[ "$df" -eq 0 ]
+	# The 16 nappers at (nearly) every tick, from their kept copies.
+	[ "$dk" -ge $((dt * 14)) ]
+	# New copies: the test's own short-lived processes only.
+	[ "$dc" -le "$dt" ]
+}
+
 # control_sym DRAIN: the header and the records of thread cfh-0, named.
 control_sym() {
 	awk -F'\t' '/^#/ || $7 == "cfh-0"' "$1" | "$TOP/tools/offsample-symbolize"
