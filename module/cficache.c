@@ -192,6 +192,24 @@ static bool offs_ucfi_same(const struct offs_ucfi_ent *a,
 }
 
 /*
+ * Is e (held) the entry of file as the file is now: offs_ucfi_key()'s
+ * fields unchanged, not rewritten in place since e was looked up?  Reads
+ * e's identity, set when it was made and never changed, and the inode's
+ * fields, as offs_ucfi_key() does: no lock.
+ */
+bool offs_cficache_same_file(const struct offs_ucfi_ent *e, struct file *file)
+{
+	struct inode *inode = file_inode(file);
+	struct timespec64 mtime = offs_inode_mtime(inode);
+	struct timespec64 ctime = offs_inode_ctime(inode);
+
+	return e->dev == inode->i_sb->s_dev && e->ino == inode->i_ino &&
+	       e->gen == inode->i_generation && e->size == i_size_read(inode) &&
+	       timespec64_equal(&e->mtime, &mtime) &&
+	       timespec64_equal(&e->ctime, &ctime);
+}
+
+/*
  * Bumped when tables held may no longer be what the parameters ask for
  * (offs_cficache_shrink(), offs_cficache_retry()): users that keep
  * entries from tick to tick (umm.c) let go of them.

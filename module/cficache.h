@@ -32,6 +32,7 @@ int offs_cficache_init(void);
 void offs_cficache_exit(void);
 struct offs_ucfi_ent *offs_cficache_get(struct file *file, bool *retry);
 void offs_cficache_put(struct offs_ucfi_ent *e);
+bool offs_cficache_same_file(const struct offs_ucfi_ent *e, struct file *file);
 const struct offs_cfi_table *
 offs_cficache_table(const struct offs_ucfi_ent *e, bool *pending);
 const struct offs_py_syms *offs_cficache_py(const struct offs_ucfi_ent *e);

@@ -479,6 +479,23 @@ static inline bool offs_unwind_regs_frame(struct unwind_state *st)
 }
 
 /*
+ * Where the ORC unwinder starts on task t, which is not running, without
+ * starting it (about 130 instructions: a memset of its state and
+ * get_stack_info()): __unwind_start() takes the frame __switch_to_asm()
+ * left at t->thread.sp (struct inactive_task_frame, asm/switch_to.h),
+ * its return address first, in the word below the frame's end: returns
+ * where that word is (not read: the caller bounds it to the task's stack
+ * first).  unwind.c checks it against the unwinder's start at each stack
+ * it unwinds.
+ */
+#include <asm/switch_to.h>
+static inline unsigned long *offs_unwind_first(struct task_struct *t)
+{
+	return (unsigned long *)(READ_ONCE(t->thread.sp) +
+				 sizeof(struct inactive_task_frame)) - 1;
+}
+
+/*
  * The walk reached the registers saved on entry from user space (the top
  * of a user task's stack): the ORC unwinder stops there at its next step,
  * and unwind_get_return_address() already gives 0 (a user address).
@@ -502,6 +519,11 @@ static inline bool offs_unwind_regs_frame(struct unwind_state *st)
 static inline bool offs_unwind_at_user(struct unwind_state *st)
 {
 	return false;
+}
+
+static inline unsigned long *offs_unwind_first(struct task_struct *t)
+{
+	return NULL;
 }
 #endif
 

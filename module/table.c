@@ -53,6 +53,21 @@ static unsigned int offs_nstacks;
 
 static struct offs_gen *offs_cur;
 static u64 offs_gen_seq;
+
+/*
+ * The last full capture's stack and its record in a generation: the
+ * threads of a pool wait where their neighbours in the walk wait, and a
+ * cold tick (thread_cache=0, or threads that all ran) records them one
+ * after the other.  A comparison with the last one then takes the place
+ * of a hash and a bucket's search, for the stack and for the record.
+ * offs_table_lock; forgotten when the stack is freed, or the record's
+ * generation (records live as long as their generation).  Not for a
+ * session's window: its records would take turns with the default's.
+ */
+static struct offs_stack *offs_last_st;
+static struct offs_gen *offs_last_gen;
+static struct offs_rec *offs_last_rec;	/* its key: offs_last_key */
+
 /*
  * Old generations: swapped out, not yet released (kept alive by open
  * files).  Two classes among them, each bounded by max_retired on its
@@ -151,6 +166,8 @@ static void offs_stack_put(struct offs_stack *st)
 	lockdep_assert_held(&offs_table_lock);
 	if (--st->refs)
 		return;
+	if (st == offs_last_st)
+		offs_last_st = NULL;
 	hlist_del(&st->node);
 	offs_nstacks--;
 	offs_mem_add(-(long)offs_ksize(offs_stack_size(st->depth)));
@@ -271,6 +288,8 @@ static void offs_gen_release(struct kref *ref)
 	 */
 	mutex_lock(&offs_table_lock);
 	WARN_ON_ONCE(gen->group_refs);
+	if (gen == offs_last_gen)
+		offs_last_gen = NULL;
 	if (gen->retired)
 		offs_retired--;
 	if (gen->root_held)
@@ -461,6 +480,8 @@ struct offs_key {
 	char tname[TASK_COMM_LEN];
 };
 
+static struct offs_key offs_last_key;	/* see offs_last_st */
+
 static void offs_key_fill_state(struct offs_key *k, const struct offs_sample *s,
 				struct offs_stack *st, enum offs_reason reason,
 				char state_ch, unsigned int fields)
@@ -545,12 +566,19 @@ static struct offs_rec *offs_gen_count(struct offs_gen *gen,
 	u32 khash;
 
 	lockdep_assert_held(&offs_table_lock);
+	if (gen == offs_last_gen &&
+	    offs_words_eq((const unsigned long *)key,
+			  (const unsigned long *)&offs_last_key,
+			  sizeof(*key) / sizeof(long))) {
+		rec = offs_last_rec;
+		goto counted;
+	}
 	khash = offs_hash_words((const unsigned long *)key,
 				sizeof(*key) / sizeof(long), 0);
 	head = &gen->buckets[khash & (gen->nbuckets - 1)];
 	hlist_for_each_entry(rec, head, node) {
 		if (rec->hash == khash && offs_rec_match(rec, key))
-			goto counted;
+			goto found;
 	}
 	if (gen->nrecs >= offs_gen_max(gen)) {
 		offs_drop(gen, key->reason, -ENOSPC);
@@ -585,6 +613,12 @@ static struct offs_rec *offs_gen_count(struct offs_gen *gen,
 	list_add_tail(&rec->list, &gen->recs);
 	rec->id = ++gen->nrecs;
 	offs_mem_add(sizeof(*rec));
+found:
+	if (!gen->session) {
+		offs_last_gen = gen;
+		offs_last_rec = rec;
+		memcpy(&offs_last_key, key, sizeof(*key));	/* padding too */
+	}
 counted:
 	rec->count++;
 	gen->samples++;
@@ -695,7 +729,6 @@ enum offs_reason offs_table_record(struct offs_sample *s,
 	struct offs_key key;
 	u32 shash;
 
-	shash = offs_stack_hash(s->ips, s->depth, s->truncated, s->oncpu);
 	s->rec = NULL;
 
 	mutex_lock(&offs_table_lock);
@@ -706,7 +739,17 @@ enum offs_reason offs_table_record(struct offs_sample *s,
 			s->degraded = true;
 		}
 	}
-	st = offs_stack_get(s, shash);
+	st = offs_last_st;
+	if (st && st->depth == s->depth && st->truncated == s->truncated &&
+	    st->pc_leaf == s->oncpu && offs_words_eq(st->ips, s->ips, s->depth)) {
+		st->refs++;
+	} else {
+		shash = offs_stack_hash(s->ips, s->depth, s->truncated,
+					s->oncpu);
+		st = offs_stack_get(s, shash);
+		if (!IS_ERR(st))
+			offs_last_st = st;
+	}
 	if (IS_ERR(st)) {
 		/* Not stored: classify from the frames directly. */
 		offs_frames_info(s->ips, s->depth, &info);

@@ -106,6 +106,14 @@ static struct offs_kc_set *offs_kc;
 static u64 *offs_kc_steps;
 static struct offs_kc_ent offs_kc_new;	/* the last walk, until committed */
 static bool offs_kc_new_ok;		/* it may be committed */
+/*
+ * offs_unwind_first() finds the unwinder's start: checked at each walk, and
+ * when a walk of a task that did not run meanwhile disagrees (first_bad,
+ * the two word indexes in first_at), the cache is off until reloaded.
+ */
+static bool offs_kc_first_ok = true;
+static bool offs_kc_first_bad;
+static int offs_kc_first_at[2];
 static atomic_t offs_kc_gen = ATOMIC_INIT(1);
 bool offs_kstack_cache = true;
 
@@ -365,27 +373,53 @@ unsigned int offs_unwind_kernel(struct task_struct *t, unsigned long *ips,
 {
 	unsigned long *stack = task_stack_page(t);
 	unsigned int n;
-	int sp0;
+	int sp0, fsp0 = -1;
 	/* Before the walk: a module that goes away meanwhile voids it. */
 	unsigned int gen = atomic_read(&offs_kc_gen);
 	struct offs_kc_ent *e = NULL;
 	struct unwind_state st;
+	unsigned long ip0 = 0;
 	u32 key;
 
+	if (cached) {
+		/* The sampler's own: see above. */
+		offs_kc_new_ok = false;
+		offs_kc_first_bad = false;
+	}
+	cached = cached && offs_kc && READ_ONCE(offs_kstack_cache);
+	/* The unwinder's start, found without starting it. */
 	if (cached)
-		offs_kc_new_ok = false;	/* the sampler's own: see above */
-	unwind_start(&st, t, NULL, NULL);
-	sp0 = offs_kc_index(stack, offs_unwind_slot(&st));
-	if (cached && offs_kc && READ_ONCE(offs_kstack_cache) &&
-	    !unwind_done(&st) && !offs_unwind_regs_frame(&st) && sp0 >= 0) {
-		key = offs_kc_key(stack, st.ip, sp0, gen);
-		n = offs_kc_lookup(offs_kc_set_of(key), gen, st.ip, key, sp0,
+		fsp0 = offs_kc_index(stack, offs_unwind_first(t));
+	if (fsp0 >= 0 && offs_kc_first_ok) {
+		ip0 = offs_kc_word(stack, fsp0);
+		key = offs_kc_key(stack, ip0, fsp0, gen);
+		n = offs_kc_lookup(offs_kc_set_of(key), gen, ip0, key, fsp0,
 				   stack, ips, max, truncated);
 		if (n) {
 			OFFS_STAT_ADD(kstack_cache_hits, 1);
 			return n;
 		}
+	}
+	unwind_start(&st, t, NULL, NULL);
+	sp0 = offs_kc_index(stack, offs_unwind_slot(&st));
+	if (cached && !unwind_done(&st) && !offs_unwind_regs_frame(&st) &&
+	    sp0 >= 0) {
 		OFFS_STAT_ADD(kstack_cache_misses, 1);
+		/*
+		 * Lookups start where the unwinder does, or the cache stays
+		 * off: a kernel whose task switch left another frame.
+		 */
+		if (fsp0 != sp0 || ip0 != st.ip) {
+			/*
+			 * Unless the task ran between the two (a run-queue
+			 * waiter may): offs_unwind_commit() decides.
+			 */
+			offs_kc_first_bad = offs_kc_first_ok;
+			offs_kc_first_at[0] = fsp0;
+			offs_kc_first_at[1] = sp0;
+			return offs_unwind_collect(&st, ips, max, truncated,
+						   stack, NULL);
+		}
 		e = &offs_kc_new;
 		e->ip0 = st.ip;
 		e->sp0 = sp0;
@@ -434,6 +468,12 @@ void offs_unwind_commit(void)
 	struct offs_kc_set *set;
 	unsigned int w;
 
+	if (offs_kc_first_bad) {
+		offs_kc_first_bad = false;
+		offs_kc_first_ok = false;
+		pr_warn("kernel stack cache off: the unwinder starts at word %d of a task's stack, not at %d\n",
+			offs_kc_first_at[1], offs_kc_first_at[0]);
+	}
 	if (!offs_kc_new_ok)
 		return;
 	offs_kc_new_ok = false;

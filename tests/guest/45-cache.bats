@@ -276,16 +276,17 @@ kstacks_of() {
 	workload_start -n 2 sleep mutex pipe poll spin
 	sleep 1
 	cat $P/drain > /dev/null
-	local h0 m0 h1 m1 f=$BATS_TEST_TMPDIR
-	h0=$(stat_get kstack_cache_hits) m0=$(stat_get kstack_cache_misses)
+	local h m h0 f=$BATS_TEST_TMPDIR
+	cat $P/stats > "$f/s0"
 	sleep 3
 	cat $P/drain > "$f/on"
-	h1=$(stat_get kstack_cache_hits) m1=$(stat_get kstack_cache_misses)
-	echo "with the cache: hits $((h1 - h0)), misses $((m1 - m0))"
+	h=$(stat_delta kstack_cache_hits "$f/s0")
+	m=$(stat_delta kstack_cache_misses "$f/s0")
+	echo "with the cache: hits $h, misses $m"
 	# User threads only (kthreads=0): the waiting ones repeat their
 	# stacks from tick to tick; only the spinners (preempted, through
 	# an interrupt's registers) and newcomers are unwound.
-	[ $((h1 - h0)) -ge $(( 3 * (m1 - m0) )) ]
+	[ "$h" -gt 0 ] && [ "$h" -ge $((3 * m)) ]
 	[ "$(stat_get kstack_cache_bytes)" -gt 0 ]
 	# Two threads of each kind: the second one's user stack comes from
 	# the memo of the process's stacks in that tick (0.5.5).
@@ -337,19 +338,20 @@ kstacks_of() {
 	workload_start -n 2 nap
 	sleep 1
 	cat $P/drain > /dev/null
-	local h0 m0 u0 h1 m1 u1 f=$BATS_TEST_TMPDIR
-	h0=$(stat_get kstack_cache_hits) m0=$(stat_get kstack_cache_misses)
-	u0=$(stat_get stacks_unwound)
+	local h m u f=$BATS_TEST_TMPDIR
+	cat $P/stats > "$f/s0"
 	sleep 3
+	cat $P/stats > "$f/s1"
 	cat $P/drain > "$f/on"
-	h1=$(stat_get kstack_cache_hits) m1=$(stat_get kstack_cache_misses)
-	u1=$(stat_get stacks_unwound)
+	h=$(stat_delta kstack_cache_hits "$f/s0" "$f/s1")
+	m=$(stat_delta kstack_cache_misses "$f/s0" "$f/s1")
+	u=$(stat_delta stacks_unwound "$f/s0" "$f/s1")
 	echo "randomize_kstack_offset: $(grep -o 'randomize_kstack_offset=[a-z]*' /proc/cmdline || echo default)"
-	echo "in 3 s: $((u1 - u0)) stacks unwound, stack cache hits $((h1 - h0)), misses $((m1 - m0))"
+	echo "in 3 s: $u stacks unwound, stack cache hits $h, misses $m"
 	# The two nappers ran before nearly every tick: captured in full.
-	[ $((u1 - u0)) -ge 57 ]
+	[ "$u" -ge 57 ]
 	# At most one in ten from the unwinder.
-	[ $((h1 - h0)) -ge $(( 9 * (m1 - m0) )) ]
+	[ "$h" -gt 0 ] && [ "$h" -ge $((9 * m)) ]
 	# Their stack is the unwinder's: the same without the cache.
 	echo 0 > $PARAM/kstack_cache
 	cat $P/drain > /dev/null

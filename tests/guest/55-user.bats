@@ -234,7 +234,7 @@ JAILED_CMD='exec 3<>/osw-fifo; read x <&3'
 	pkill -KILL -P "$(cat "$BATS_TEST_TMPDIR/pids")" || true
 	kill -KILL "$(cat "$BATS_TEST_TMPDIR/pids")" || true
 	local walks smemo cfi rmemo
-	delta() { echo $(($(stat_get "$1" "$BATS_TEST_TMPDIR/s1") - $(stat_get "$1" "$BATS_TEST_TMPDIR/s0"))); }
+	delta() { stat_delta "$1" "$BATS_TEST_TMPDIR/s0" "$BATS_TEST_TMPDIR/s1"; }
 	walks=$(delta user_walks) smemo=$(delta user_stack_memo_hits)
 	cfi=$(delta user_cfi_frames) rmemo=$(delta user_rule_memo_hits)
 	echo "user walks $walks, of them from the stack memo $smemo; CFI frames $cfi, rules from the memo $rmemo"

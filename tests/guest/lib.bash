@@ -83,6 +83,15 @@ stat_get() {
 	return 1
 }
 
+# stat_delta NAME BEFORE [AFTER]: how much stat NAME grew between two
+# copies of /proc/offsample/stats (AFTER: the file itself if not given).
+# Copies taken with one cat each hold every counter at one moment.
+stat_delta() {
+	local a b
+	a=$(stat_get "$1" "$2") && b=$(stat_get "$1" "${3:-$P/stats}") || return 1
+	echo $((b - a))
+}
+
 # hdr_get NAME FILE, sum_counts FILE [AWK_CONDITION], ...
 source "$TOP/tests/lib/stacks.bash"
 
