@@ -358,6 +358,7 @@ swap_run() {
 	# as long as the process ran between ticks.
 	mkdir "$d/libs"
 	mount -t tmpfs -o size=8m offs-rw "$d/libs"
+	mkfifo "$d/fifo"
 	cp "$TOP/build/offsample-cfilib.so" "$d/libs/rw.so"
 	"$TOP/build/offsample-cfihost" "$d/libs/rw.so" > "$d/host.out" 2>&1 3>&- &
 	echo $! > "$d/pids"
@@ -365,13 +366,31 @@ swap_run() {
 	offs_load hz=19 key=tid thread_cache=0
 	cfi_settled
 	sleep 1.5
-	b0=$(stat_get cfi_built)
-	touch "$d/libs/rw.so"
-	for i in $(seq 60); do
-		[ "$(stat_get cfi_built)" -gt "$b0" ] && break
-		sleep 0.1
+	cat $P/stats > "$d/s0"
+	sleep 1.5
+	cat $P/stats > "$d/s1"
+	# From here on no new program runs (its own table would be built):
+	# builtins only, after the tables of the last ones were built.  The
+	# file's first byte is written again as it is.
+	read -r -t 0.3 <> "$d/fifo" || true
+	for ((i = 1; i <= 50; i++)); do
+		[ "$(stat_get cfi_builds_pending)" = 0 ] && break
+		read -r -t 0.1 <> "$d/fifo" || true
 	done
-	echo "# tables built before the change $b0, after it $(stat_get cfi_built) (waited $i tenths of a second)" >&3
+	b0=$(stat_get cfi_built)
+	exec 4<> "$d/libs/rw.so"
+	printf '\177' >&4
+	exec 4>&-
+	for ((i = 1; i <= 60; i++)); do
+		[ "$(stat_get cfi_built)" -gt "$b0" ] && break
+		read -r -t 0.1 <> "$d/fifo" || true
+	done
+	cat $P/stats > "$d/s2"
+	echo "# tables built before the change $b0, after it $(stat_get cfi_built) (waited $i tenths of a second);" \
+		"copies of the mappings kept, made: before $(stat_delta user_maps_kept "$d/s0" "$d/s1"), $(stat_delta user_maps_copied "$d/s0" "$d/s1")" \
+		"in $(stat_delta ticks "$d/s0" "$d/s1") ticks, after $(stat_delta user_maps_kept "$d/s1" "$d/s2"), $(stat_delta user_maps_copied "$d/s1" "$d/s2")" >&3
+	# Kept from tick to tick before the change.
+	[ "$(stat_delta user_maps_kept "$d/s0" "$d/s1")" -ge 10 ]
 	[ "$(stat_get cfi_built)" -gt "$b0" ]
 }
 
