@@ -129,6 +129,16 @@ static bool offs_umaps_moved;
  * asks for again anyway.
  */
 #define OFFS_UKEEP_SLOTS	64
+/*
+ * ... and at most this many mappings in all: each holds a cficache entry,
+ * which cannot be evicted while held, and the entries are bounded
+ * (OFFS_CFICACHE_MAX_ENTS, 8,192): with 64 copies of up to 256 mappings
+ * they could all be held, and files met later never got one (33
+ * processes of 250 mappings, 57-cfi-bounds, 2026-12-07).  8 of the
+ * largest copies, as with 8 slots; a copy over it is not kept
+ * (user_maps_keep_full).
+ */
+#define OFFS_UKEEP_MAPS		(8 * OFFS_UMAPS_MAX)
 
 static struct offs_ukeep {
 	struct mm_struct *mm;		/* mmgrab()bed; NULL: a free slot */
@@ -147,6 +157,7 @@ static struct offs_ukeep {
 } offs_ukeep[OFFS_UKEEP_SLOTS];
 static struct offs_ukeep *offs_ukeep_cur;	/* holds offs_umaps, or NULL */
 static u64 offs_ukeep_dropped;			/* kept copies let go */
+static unsigned int offs_ukeep_nmaps;		/* mappings they hold */
 
 /*
  * Taken with our mmap read lock held; false: no sign (this kernel gives
@@ -255,6 +266,7 @@ static void offs_ukeep_free(struct offs_ukeep *k)
 	if (WARN_ON_ONCE(k == offs_ukeep_cur))
 		return;
 	offs_umaps_put(k->maps, k->n);
+	offs_ukeep_nmaps -= k->n;
 	kvfree(k->maps);
 	atomic64_sub(offs_ksize(k->n * sizeof(*k->maps)),
 		     &offs_stats.memory_bytes);
@@ -448,7 +460,9 @@ static void offs_ukeep_store(struct mm_struct *mm, const struct offs_ukeep *k0,
 	for (i = 0; i < OFFS_UKEEP_SLOTS && !k; i++)
 		if (!atomic_read(&offs_ukeep[i].mm->mm_users))
 			k = &offs_ukeep[i];
-	if (!k) {
+	if (k && k->mm)
+		offs_ukeep_free(k);	/* its process exited */
+	if (!k || offs_ukeep_nmaps + offs_numaps > OFFS_UKEEP_MAPS) {
 		OFFS_STAT_ADD(user_maps_keep_full, 1);
 		return;
 	}
@@ -456,8 +470,6 @@ static void offs_ukeep_store(struct mm_struct *mm, const struct offs_ukeep *k0,
 			      GFP_KERNEL | __GFP_NOWARN);
 	if (!maps)
 		return;		/* this window's copy only */
-	if (k->mm)
-		offs_ukeep_free(k);
 	memcpy(maps, offs_umaps_buf, offs_numaps * sizeof(*maps));
 	atomic64_add(offs_ksize(offs_numaps * sizeof(*maps)),
 		     &offs_stats.memory_bytes);
@@ -466,6 +478,7 @@ static void offs_ukeep_store(struct mm_struct *mm, const struct offs_ukeep *k0,
 	k->mm = mm;
 	k->maps = maps;
 	k->n = offs_numaps;
+	offs_ukeep_nmaps += k->n;
 	k->nretry = 0;
 	for (i = 0; i < k->n; i++)
 		k->nretry += maps[i].retry;
