@@ -192,21 +192,16 @@ static bool offs_ucfi_same(const struct offs_ucfi_ent *a,
 }
 
 /*
- * Is e (held) the entry of file as the file is now: offs_ucfi_key()'s
- * fields unchanged, not rewritten in place since e was looked up?  Reads
- * e's identity, set when it was made and never changed, and the inode's
- * fields, as offs_ucfi_key() does: no lock.
+ * Is e (held) the entry of file as the file is now: its key unchanged,
+ * not rewritten in place since e was looked up?  e's key is set when it
+ * is made and never changed: no lock.
  */
 bool offs_cficache_same_file(const struct offs_ucfi_ent *e, struct file *file)
 {
-	struct inode *inode = file_inode(file);
-	struct timespec64 mtime = offs_inode_mtime(inode);
-	struct timespec64 ctime = offs_inode_ctime(inode);
+	struct offs_ucfi_ent key;
 
-	return e->dev == inode->i_sb->s_dev && e->ino == inode->i_ino &&
-	       e->gen == inode->i_generation && e->size == i_size_read(inode) &&
-	       timespec64_equal(&e->mtime, &mtime) &&
-	       timespec64_equal(&e->ctime, &ctime);
+	offs_ucfi_key(file, &key);
+	return offs_ucfi_same(e, &key);
 }
 
 /*

@@ -111,21 +111,35 @@ static u32 offs_stack_hash(const unsigned long *ips, unsigned int depth,
 			       depth | (truncated << 16) | (pc_leaf << 17));
 }
 
-static struct offs_stack *offs_stack_get(const struct offs_sample *s, u32 hash)
+/* Is st the stack s captured? */
+static bool offs_stack_is(const struct offs_stack *st,
+			  const struct offs_sample *s)
+{
+	return st->depth == s->depth && st->truncated == s->truncated &&
+	       st->pc_leaf == s->oncpu &&
+	       offs_words_eq(st->ips, s->ips, s->depth);
+}
+
+/*
+ * The stored stack of s, with a reference taken, stored now if it was
+ * not; compared with the last one returned (offs_last_st) before it is
+ * hashed.
+ */
+static struct offs_stack *offs_stack_get(const struct offs_sample *s)
 {
 	struct hlist_head *head;
-	struct offs_stack *st;
+	struct offs_stack *st = offs_last_st;
 	size_t size;
+	u32 hash;
 
 	lockdep_assert_held(&offs_table_lock);
+	if (st && offs_stack_is(st, s))
+		goto found;
+	hash = offs_stack_hash(s->ips, s->depth, s->truncated, s->oncpu);
 	head = &offs_stack_buckets[hash & (offs_stack_nbuckets - 1)];
 	hlist_for_each_entry(st, head, node) {
-		if (st->hash == hash && st->depth == s->depth &&
-		    st->truncated == s->truncated && st->pc_leaf == s->oncpu &&
-		    offs_words_eq(st->ips, s->ips, s->depth)) {
-			st->refs++;
-			return st;
-		}
+		if (st->hash == hash && offs_stack_is(st, s))
+			goto found;
 	}
 	if (offs_nstacks >= READ_ONCE(offs_max_stacks))
 		return ERR_PTR(-ENOSPC);
@@ -144,6 +158,11 @@ static struct offs_stack *offs_stack_get(const struct offs_sample *s, u32 hash)
 	hlist_add_head(&st->node, head);
 	offs_nstacks++;
 	offs_mem_add(offs_ksize(size));
+	offs_last_st = st;
+	return st;
+found:
+	st->refs++;
+	offs_last_st = st;
 	return st;
 }
 
@@ -727,7 +746,6 @@ enum offs_reason offs_table_record(struct offs_sample *s,
 	enum offs_reason reason;
 	struct offs_rec *rec;
 	struct offs_key key;
-	u32 shash;
 
 	s->rec = NULL;
 
@@ -739,17 +757,7 @@ enum offs_reason offs_table_record(struct offs_sample *s,
 			s->degraded = true;
 		}
 	}
-	st = offs_last_st;
-	if (st && st->depth == s->depth && st->truncated == s->truncated &&
-	    st->pc_leaf == s->oncpu && offs_words_eq(st->ips, s->ips, s->depth)) {
-		st->refs++;
-	} else {
-		shash = offs_stack_hash(s->ips, s->depth, s->truncated,
-					s->oncpu);
-		st = offs_stack_get(s, shash);
-		if (!IS_ERR(st))
-			offs_last_st = st;
-	}
+	st = offs_stack_get(s);
 	if (IS_ERR(st)) {
 		/* Not stored: classify from the frames directly. */
 		offs_frames_info(s->ips, s->depth, &info);
