@@ -156,6 +156,7 @@ struct offs_sample {
 	unsigned int depth;
 	unsigned long *ips;	/* caller-provided, max_depth entries */
 	bool kcache;		/* the sampler's: use unwind.c's stack cache */
+	u64 kstack_id;		/* its cache entry's id when from it, else 0 */
 	/*
 	 * User stack, walked while pinned when uips is given (the sampler
 	 * has entered the thread's address space, umm.c): return addresses,
@@ -190,6 +191,7 @@ struct offs_sample {
 	char tname[TASK_COMM_LEN];	/* thread name */
 	/* Filled by the sampler for the table; references consumed by it. */
 	struct offs_ustack *ustack;
+	bool ustack_memo;	/* ustack is the memo's: no reference of ours */
 	const char *wobj_str;
 	struct offs_wobj_addr wobj_addr;
 	struct offs_fxwait fx;	/* blocker candidate (blocker.c) */
@@ -344,6 +346,39 @@ static inline bool offs_words_eq(const unsigned long *a, const unsigned long *b,
 		if (a[i] != b[i])
 			return false;
 	return true;
+}
+
+/*
+ * The same for a length the compiler knows (a record's key): no branch a
+ * word, unrolled (up to 16 words), about half the instructions of
+ * offs_words_eq().
+ */
+static __always_inline bool offs_words_same(const unsigned long *a,
+					    const unsigned long *b,
+					    unsigned int n)
+{
+	unsigned long d = 0;
+	unsigned int i;
+
+#pragma GCC unroll 16
+	for (i = 0; i < n; i++)
+		d |= a[i] ^ b[i];
+	return !d;
+}
+
+/*
+ * Copies of stacks a capture makes (the kernel stack cache's hits, the
+ * user stack memo), inline and a word at a time: memcpy() of a length
+ * known only at run time is a call to a `rep movsb` of one step a byte,
+ * 64-120 steps for a kernel stack (issue 52).
+ */
+static inline void offs_words_copy(unsigned long *dst, const unsigned long *src,
+				   unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		dst[i] = src[i];
 }
 
 /*

@@ -126,6 +126,7 @@ enum offs_pin offs_pin_capture(struct task_struct *t, struct offs_sample *s,
 	bool runq;
 
 	s->depth = 0;
+	s->kstack_id = 0;
 	s->udepth = 0;
 	s->pydepth = 0;
 	s->pyts = 0;
@@ -224,7 +225,7 @@ enum offs_pin offs_pin_capture(struct task_struct *t, struct offs_sample *s,
 	if (pin == OFFS_PIN_RUNQ)
 		kasan_disable_current();
 	s->depth = offs_unwind_kernel(t, s->ips, max_depth, &s->truncated,
-				      s->kcache);
+				      s->kcache, &s->kstack_id);
 	if (pin == OFFS_PIN_RUNQ)
 		kasan_enable_current();
 	c1 = s->timed ? local_clock() : 0;
@@ -250,8 +251,11 @@ enum offs_pin offs_pin_capture(struct task_struct *t, struct offs_sample *s,
 		if (pin == OFFS_PIN_BLOCKED)
 			s->blocked_raced = true;
 		pin = OFFS_PIN_RACED;
-	} else if (s->kcache) {
-		/* A stack walked whole while the task stood still. */
+	} else if (s->kcache && !s->kstack_id) {
+		/*
+		 * A stack walked whole while the task stood still (one from
+		 * the stack cache has nothing to remember).
+		 */
 		offs_unwind_commit();
 	}
 out:

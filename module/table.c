@@ -65,6 +65,7 @@ static u64 offs_gen_seq;
  * session's window: its records would take turns with the default's.
  */
 static struct offs_stack *offs_last_st;
+static u64 offs_last_kid;	/* its capture's stack cache id (unwind.c) */
 static struct offs_gen *offs_last_gen;
 static struct offs_rec *offs_last_rec;	/* its key: offs_last_key */
 
@@ -133,7 +134,13 @@ static struct offs_stack *offs_stack_get(const struct offs_sample *s)
 	u32 hash;
 
 	lockdep_assert_held(&offs_table_lock);
-	if (st && offs_stack_is(st, s))
+	/*
+	 * From the same entry of the kernel stack cache as the last one: the
+	 * same frames, not compared again (unwind.c).
+	 */
+	if (st && (s->kstack_id && s->kstack_id == offs_last_kid ?
+		   st->depth == s->depth && st->truncated == s->truncated &&
+		   st->pc_leaf == s->oncpu : offs_stack_is(st, s)))
 		goto found;
 	hash = offs_stack_hash(s->ips, s->depth, s->truncated, s->oncpu);
 	head = &offs_stack_buckets[hash & (offs_stack_nbuckets - 1)];
@@ -159,10 +166,12 @@ static struct offs_stack *offs_stack_get(const struct offs_sample *s)
 	offs_nstacks++;
 	offs_mem_add(offs_ksize(size));
 	offs_last_st = st;
+	offs_last_kid = s->kstack_id;
 	return st;
 found:
 	st->refs++;
 	offs_last_st = st;
+	offs_last_kid = s->kstack_id;
 	return st;
 }
 
@@ -586,9 +595,9 @@ static struct offs_rec *offs_gen_count(struct offs_gen *gen,
 
 	lockdep_assert_held(&offs_table_lock);
 	if (gen == offs_last_gen &&
-	    offs_words_eq((const unsigned long *)key,
-			  (const unsigned long *)&offs_last_key,
-			  sizeof(*key) / sizeof(long))) {
+	    offs_words_same((const unsigned long *)key,
+			    (const unsigned long *)&offs_last_key,
+			    sizeof(*key) / sizeof(long))) {
 		rec = offs_last_rec;
 		goto counted;
 	}
@@ -782,8 +791,11 @@ enum offs_reason offs_table_record(struct offs_sample *s,
 	offs_sess_count(s, NULL, st, reason, w);
 	offs_stack_put(st);		/* the records and hit hold their own */
 out:
-	/* The caller's references on the user stack and wait object. */
-	offs_rec_put_refs(NULL, s->ustack, w);
+	/*
+	 * The caller's references on the user stack (none when the memo's
+	 * served, ustack.c) and wait object.
+	 */
+	offs_rec_put_refs(NULL, s->ustack_memo ? NULL : s->ustack, w);
 	if (s->smask & OFFS_SLOT_DEFAULT)
 		OFFS_STAT_ADD(offcpu, 1);
 	mutex_unlock(&offs_table_lock);

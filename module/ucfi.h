@@ -203,7 +203,7 @@ offs_cfi_unwind_inline(const struct offs_unwind_ops *ops,
 {
 	u64 pc = regs->ip, sp = regs->sp, bp = regs->bp, cfa, ra, v;
 	const struct offs_cfi_rule *r;
-	u64 frame[2], ctx[OFFS_SIGCTX_IP + 1];
+	u64 frame[2];
 	bool exact = true, bp_known = true, cfi;
 	unsigned int n = 0;
 
@@ -233,15 +233,20 @@ offs_cfi_unwind_inline(const struct offs_unwind_ops *ops,
 		} else {
 			switch (r->kind) {
 			case OFFS_CFI_SIGNAL:
-				if (ops->read(ops->ctx, sp + OFFS_SIGCTX_OFF, ctx,
-					      sizeof(ctx))) {
-					out->fault_addr = sp + OFFS_SIGCTX_OFF;
+				/*
+				 * The interrupted context (an exact pc): its
+				 * three words, read one by one (a local copy
+				 * of the whole context is zeroed at each walk
+				 * on kernels built with INIT_STACK_ALL_ZERO).
+				 */
+				v = sp + OFFS_SIGCTX_OFF;
+				if (offs_rd_user(ops, v + 8 * OFFS_SIGCTX_IP, &pc,
+						 &out->fault_addr) ||
+				    offs_rd_user(ops, v + 8 * OFFS_SIGCTX_BP, &bp,
+						 &out->fault_addr) ||
+				    offs_rd_user(ops, v + 8 * OFFS_SIGCTX_SP, &sp,
+						 &out->fault_addr))
 					goto done;
-				}
-				/* The interrupted context: an exact pc. */
-				pc = ctx[OFFS_SIGCTX_IP];
-				sp = ctx[OFFS_SIGCTX_SP];
-				bp = ctx[OFFS_SIGCTX_BP];
 				bp_known = true;
 				exact = true;
 				cfi = true;

@@ -76,6 +76,7 @@ struct offs_kc_ent {
 	unsigned int gen;		/* offs_kc_gen when walked; 0: empty */
 	unsigned int depth;
 	unsigned int fixed;		/* slots from this frame on do not move */
+	u64 id;				/* new whenever ips[] is written */
 };
 
 struct offs_kc_set {
@@ -105,6 +106,7 @@ struct offs_kc_set {
 static struct offs_kc_set *offs_kc;
 static u64 *offs_kc_steps;
 static struct offs_kc_ent offs_kc_new;	/* the last walk, until committed */
+static u64 offs_kc_ids;			/* the last id given */
 static bool offs_kc_new_ok;		/* it may be committed */
 /*
  * offs_unwind_first() finds the unwinder's start: checked at each walk, and
@@ -317,7 +319,7 @@ static unsigned int offs_kc_lookup(struct offs_kc_set *set, unsigned int gen,
 				   unsigned long ip0, u32 key, unsigned int sp0,
 				   const unsigned long *stack,
 				   unsigned long *ips, unsigned int max,
-				   bool *truncated)
+				   bool *truncated, u64 *id)
 {
 	const struct offs_kc_ent *e;
 	unsigned int w, n;
@@ -328,8 +330,9 @@ static unsigned int offs_kc_lookup(struct offs_kc_set *set, unsigned int gen,
 		    !e->depth || !offs_kc_match(e, sp0, stack))
 			continue;
 		n = min(e->depth, max);
-		memcpy(ips, e->ips, n * sizeof(*ips));
+		offs_words_copy(ips, e->ips, n);
 		*truncated = e->depth > max;
+		*id = e->id;
 		return n;
 	}
 	return 0;
@@ -358,48 +361,22 @@ static bool offs_kc_learn(struct offs_kc_ent *e, const unsigned long *stack)
 }
 
 /*
- * Caller holds t->pi_lock (raw spinlock, IRQs off) and has checked that t
- * is not running on a CPU, so the stack memory stays allocated for the
- * whole walk.  The unwinder bounds every read to the task's stack, and so
- * do the remembered slots, so a task that starts running meanwhile
- * (run-queue waiters, re-checked by the caller) yields a wrong stack,
- * never a fault.  With cached (the sampler kthread only), a stack is taken
- * from the cache when it can be, and a stack unwound is kept aside for
- * offs_unwind_commit(), which the caller calls once it has checked that
- * the task did not run meanwhile.
+ * The walk of offs_unwind_kernel() when the cache had no stack: the
+ * unwinder from t's first frame.  cached: remember it (fsp0 and ip0: the
+ * start the lookup read, -1 and 0 when it did not look).  Apart, so that
+ * a hit does not set up (zero) the unwinder's state.
  */
-unsigned int offs_unwind_kernel(struct task_struct *t, unsigned long *ips,
-				unsigned int max, bool *truncated, bool cached)
+static noinline unsigned int
+offs_unwind_walk(struct task_struct *t, unsigned long *ips, unsigned int max,
+		 bool *truncated, bool cached, int fsp0, unsigned long ip0,
+		 unsigned int gen)
 {
 	unsigned long *stack = task_stack_page(t);
-	unsigned int n;
-	int sp0, fsp0 = -1;
-	/* Before the walk: a module that goes away meanwhile voids it. */
-	unsigned int gen = atomic_read(&offs_kc_gen);
 	struct offs_kc_ent *e = NULL;
 	struct unwind_state st;
-	unsigned long ip0 = 0;
-	u32 key;
+	unsigned int n;
+	int sp0;
 
-	if (cached) {
-		/* The sampler's own: see above. */
-		offs_kc_new_ok = false;
-		offs_kc_first_bad = false;
-	}
-	cached = cached && offs_kc && READ_ONCE(offs_kstack_cache);
-	/* The unwinder's start, found without starting it. */
-	if (cached)
-		fsp0 = offs_kc_index(stack, offs_unwind_first(t));
-	if (fsp0 >= 0 && offs_kc_first_ok) {
-		ip0 = offs_kc_word(stack, fsp0);
-		key = offs_kc_key(stack, ip0, fsp0, gen);
-		n = offs_kc_lookup(offs_kc_set_of(key), gen, ip0, key, fsp0,
-				   stack, ips, max, truncated);
-		if (n) {
-			OFFS_STAT_ADD(kstack_cache_hits, 1);
-			return n;
-		}
-	}
 	unwind_start(&st, t, NULL, NULL);
 	sp0 = offs_kc_index(stack, offs_unwind_slot(&st));
 	if (cached && !unwind_done(&st) && !offs_unwind_regs_frame(&st) &&
@@ -429,6 +406,56 @@ unsigned int offs_unwind_kernel(struct task_struct *t, unsigned long *ips,
 	if (e)
 		offs_kc_new_ok = offs_kc_learn(e, stack);
 	return n;
+}
+
+/*
+ * Caller holds t->pi_lock (raw spinlock, IRQs off) and has checked that t
+ * is not running on a CPU, so the stack memory stays allocated for the
+ * whole walk.  The unwinder bounds every read to the task's stack, and so
+ * do the remembered slots, so a task that starts running meanwhile
+ * (run-queue waiters, re-checked by the caller) yields a wrong stack,
+ * never a fault.  With cached (the sampler kthread only), a stack is taken
+ * from the cache when it can be, and a stack unwound is kept aside for
+ * offs_unwind_commit(), which the caller calls once it has checked that
+ * the task did not run meanwhile.  *id: the cache entry's id when the
+ * stack came from the cache, else 0; two hits with the same id copied the
+ * same frames (ids are never given twice), so table.c need not compare
+ * them.
+ */
+unsigned int offs_unwind_kernel(struct task_struct *t, unsigned long *ips,
+				unsigned int max, bool *truncated, bool cached,
+				u64 *id)
+{
+	unsigned long *stack = task_stack_page(t);
+	unsigned int n;
+	int fsp0 = -1;
+	/* Before the walk: a module that goes away meanwhile voids it. */
+	unsigned int gen = atomic_read(&offs_kc_gen);
+	unsigned long ip0 = 0;
+	u32 key;
+
+	*id = 0;
+	if (cached) {
+		/* The sampler's own: see above. */
+		offs_kc_new_ok = false;
+		offs_kc_first_bad = false;
+	}
+	cached = cached && offs_kc && READ_ONCE(offs_kstack_cache);
+	/* The unwinder's start, found without starting it. */
+	if (cached)
+		fsp0 = offs_kc_index(stack, offs_unwind_first(t));
+	if (fsp0 >= 0 && offs_kc_first_ok) {
+		ip0 = offs_kc_word(stack, fsp0);
+		key = offs_kc_key(stack, ip0, fsp0, gen);
+		n = offs_kc_lookup(offs_kc_set_of(key), gen, ip0, key, fsp0,
+				   stack, ips, max, truncated, id);
+		if (n) {
+			OFFS_STAT_ADD(kstack_cache_hits, 1);
+			return n;
+		}
+	}
+	return offs_unwind_walk(t, ips, max, truncated, cached, fsp0, ip0,
+				gen);
 }
 
 /*
@@ -477,6 +504,8 @@ void offs_unwind_commit(void)
 	if (!offs_kc_new_ok)
 		return;
 	offs_kc_new_ok = false;
+	/* Stored below, or it stays aside: a new id either way. */
+	e->id = ++offs_kc_ids;
 	set = offs_kc_set_of(e->key);
 	/*
 	 * The same frames at the same offset, in other slots: replaced; at

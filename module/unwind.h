@@ -9,7 +9,8 @@ struct task_struct;
 int offs_unwind_init(void);
 void offs_unwind_exit(void);
 unsigned int offs_unwind_kernel(struct task_struct *t, unsigned long *ips,
-				unsigned int max, bool *truncated, bool cached);
+				unsigned int max, bool *truncated, bool cached,
+				u64 *id);
 void offs_unwind_commit(void);
 unsigned int offs_unwind_interrupted(unsigned long *ips, unsigned int max,
 				     bool *truncated, bool *umode);

@@ -369,34 +369,47 @@ untranslated:
 	return false;
 }
 
-/* The memo's slot for s's walk, or NULL where no answer may be kept. */
+/*
+ * May s's walk have an answer in the memo?  A walk that ended at a fault
+ * is looked at under the mmap lock; the same native frames may run other
+ * Python frames.
+ */
+static bool offs_usmemo_may(const struct offs_sample *s)
+{
+	return !s->ufault && !s->upending && !s->ustale && !s->pydepth &&
+	       s->udepth <= OFFS_USMEMO_DEPTH && s->umm == offs_umm_current();
+}
+
+/* The memo's slot for s's walk (offs_usmemo_may()). */
 static struct offs_usmemo *offs_usmemo_slot(const struct offs_sample *s,
 					    u32 *hash)
 {
 	unsigned int n = s->udepth;
 
-	/*
-	 * A walk that ended at a fault is looked at under the mmap lock; the
-	 * same native frames may run other Python frames.
-	 */
-	if (s->ufault || s->upending || s->ustale || s->pydepth ||
-	    n > OFFS_USMEMO_DEPTH || s->umm != offs_umm_current())
-		return NULL;
 	/* The generation too: a forked child has its parent's addresses. */
 	*hash = offs_hash_words(s->uips, n, n | s->utruncated << 16) ^
 		hash_64(offs_umm_gen(), 32);
 	return &offs_usmemo[*hash % OFFS_USMEMO_SLOTS];
 }
 
-static bool offs_usmemo_match(const struct offs_usmemo *m,
-			      const struct offs_sample *s, u32 hash)
+/* Does m hold s's walk (whatever its slot)? */
+static bool offs_usmemo_same(const struct offs_usmemo *m,
+			     const struct offs_sample *s)
 {
-	return m->us && m->hash == hash && m->gen == offs_umm_gen() &&
+	return m->us && m->gen == offs_umm_gen() &&
 	       m->root == offs_root_id() && offs_usmemo_live(m) &&
 	       m->n == s->udepth &&
 	       m->truncated == s->utruncated &&
 	       offs_words_eq(m->ips, s->uips, m->n);
 }
+
+/*
+ * The entry the last capture found or kept: a pool's threads, one after
+ * the other, wait where the one before waited, and then the walk is
+ * compared with it before it is hashed (about 45 instructions of a cold
+ * capture, issue 52).  An entry dropped since has no stack (never same).
+ */
+static struct offs_usmemo *offs_usmemo_last;
 
 /* offs_table_lock held: keep us (whole, every frame in the maps). */
 static void offs_usmemo_keep(struct offs_usmemo *m,
@@ -410,6 +423,7 @@ static void offs_usmemo_keep(struct offs_usmemo *m,
 	if (!offs_umm_gen_current_kept())
 		offs_usmemo_window_only = true;
 	offs_ustack_get(us);
+	offs_usmemo_last = m;
 	m->us = us;
 	m->gen = offs_umm_gen();
 	m->made = jiffies;
@@ -417,7 +431,7 @@ static void offs_usmemo_keep(struct offs_usmemo *m,
 	m->hash = hash;
 	m->n = s->udepth;
 	m->truncated = s->utruncated;
-	memcpy(m->ips, s->uips, m->n * sizeof(*s->uips));
+	offs_words_copy(m->ips, s->uips, m->n);
 }
 
 /*
@@ -450,7 +464,8 @@ static bool offs_ustack_resolve(unsigned int n)
 
 /*
  * The user stack walked while t was pinned (s->uips, offs_pin_capture()),
- * mapped to files and interned, with a reference for the caller; NULL if
+ * mapped to files and interned, with a reference for the caller unless
+ * s->ustack_memo (the memo's, valid until offs_table_record()); NULL if
  * it has none or it could not be stored.  No lock is held on entry.  Sets
  * s->degraded when the result is not the whole stack that a later try
  * could get (the mmap lock was busy, a page was not resident, something
@@ -471,16 +486,30 @@ struct offs_ustack *offs_ustack_capture(struct offs_sample *s)
 		s->degraded = true;
 		return NULL;
 	}
-	memo = offs_usmemo_slot(s, &hash);
-	if (memo && offs_usmemo_match(memo, s, hash)) {
-		/* The stack another thread of this process has, whole. */
-		mutex_lock(&offs_table_lock);
+	memo = NULL;
+	if (offs_usmemo_may(s)) {
+		memo = offs_usmemo_last;
+		if (!memo || !offs_usmemo_same(memo, s)) {
+			memo = offs_usmemo_slot(s, &hash);
+			/* Kept in that slot below, if it can be. */
+			if (memo->hash != hash || !offs_usmemo_same(memo, s))
+				goto walk;
+		}
+		/*
+		 * The stack another thread of this process has, whole.  The
+		 * memo's reference serves the caller (s->ustack_memo): only
+		 * this thread drops it, at the end of the tick or before a
+		 * recapture, never between here and offs_table_record().  No
+		 * lock, no reference taken and dropped: about 60 instructions
+		 * of a cold capture (issue 52).
+		 */
 		us = memo->us;
-		offs_ustack_get(us);
-		mutex_unlock(&offs_table_lock);
+		s->ustack_memo = true;
+		offs_usmemo_last = memo;
 		OFFS_STAT_ADD(user_stack_memo_hits, 1);
 		goto out;
 	}
+walk:
 	/*
 	 * Walked against mappings that changed, copied again as often as
 	 * allowed (offs_uwin_recapture()): its files are not known.
