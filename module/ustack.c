@@ -481,6 +481,8 @@ struct offs_ustack *offs_ustack_capture(struct offs_sample *s)
 	u32 hash = 0;
 	int got;
 
+	/* Ours unless a memo hit below says otherwise. */
+	s->ustack_memo = false;
 	if (!n || !s->umm) {
 		/* A user thread whose stack was not walked: it is exiting. */
 		s->degraded = true;
