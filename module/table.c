@@ -112,13 +112,16 @@ static u32 offs_stack_hash(const unsigned long *ips, unsigned int depth,
 			       depth | (truncated << 16) | (pc_leaf << 17));
 }
 
-/* Is st the stack s captured? */
+/*
+ * Is st the stack s captured?  frames: compare the frames too (not when
+ * both came from the same stack cache entry, offs_stack_get()).
+ */
 static bool offs_stack_is(const struct offs_stack *st,
-			  const struct offs_sample *s)
+			  const struct offs_sample *s, bool frames)
 {
 	return st->depth == s->depth && st->truncated == s->truncated &&
 	       st->pc_leaf == s->oncpu &&
-	       offs_words_eq(st->ips, s->ips, s->depth);
+	       (!frames || offs_words_eq(st->ips, s->ips, s->depth));
 }
 
 /*
@@ -130,6 +133,7 @@ static struct offs_stack *offs_stack_get(const struct offs_sample *s)
 {
 	struct hlist_head *head;
 	struct offs_stack *st = offs_last_st;
+	bool same_kid;
 	size_t size;
 	u32 hash;
 
@@ -138,14 +142,13 @@ static struct offs_stack *offs_stack_get(const struct offs_sample *s)
 	 * From the same entry of the kernel stack cache as the last one: the
 	 * same frames, not compared again (unwind.c).
 	 */
-	if (st && (s->kstack_id && s->kstack_id == offs_last_kid ?
-		   st->depth == s->depth && st->truncated == s->truncated &&
-		   st->pc_leaf == s->oncpu : offs_stack_is(st, s)))
+	same_kid = s->kstack_id && s->kstack_id == offs_last_kid;
+	if (st && offs_stack_is(st, s, !same_kid))
 		goto found;
 	hash = offs_stack_hash(s->ips, s->depth, s->truncated, s->oncpu);
 	head = &offs_stack_buckets[hash & (offs_stack_nbuckets - 1)];
 	hlist_for_each_entry(st, head, node) {
-		if (st->hash == hash && offs_stack_is(st, s))
+		if (st->hash == hash && offs_stack_is(st, s, true))
 			goto found;
 	}
 	if (offs_nstacks >= READ_ONCE(offs_max_stacks))
@@ -165,11 +168,10 @@ static struct offs_stack *offs_stack_get(const struct offs_sample *s)
 	hlist_add_head(&st->node, head);
 	offs_nstacks++;
 	offs_mem_add(offs_ksize(size));
-	offs_last_st = st;
-	offs_last_kid = s->kstack_id;
-	return st;
+	goto remember;
 found:
 	st->refs++;
+remember:
 	offs_last_st = st;
 	offs_last_kid = s->kstack_id;
 	return st;
