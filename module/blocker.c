@@ -315,14 +315,11 @@ static int offs_futex_cmd(unsigned long op)
  * Decide from a full capture whether s waits in futex() in a way that may
  * name a holder; the thread cache keeps the answer for unchanged threads.
  */
-void offs_blk_fxwait(const struct offs_sample *s, struct offs_fxwait *fx)
+void offs_blk_fxwait_in(const struct offs_sample *s, struct offs_fxwait *fx)
 {
 	u32 val = (u32)s->args[2];
 	int cmd;
 
-	fx->cand = OFFS_FX_NONE;
-	if (!s->user)
-		return;
 	if (s->syscall == __NR_wait4 || s->syscall == __NR_waitid) {
 		offs_kh_child_wait(s, fx);
 		return;
@@ -380,13 +377,12 @@ static u8 offs_klock_fds(int nr, int *fd1)
  * lock (the pipe's mutex), not for the other end.  The descriptors of
  * the call go with it (fcmd: OFFS_KF_*; val the first, uaddr the second).
  */
-void offs_blk_kwait(const struct offs_sample *s, unsigned int reason,
-		    struct offs_fxwait *fx)
+void offs_blk_kwait_in(const struct offs_sample *s, struct offs_fxwait *fx)
 {
 	int fd1 = 0;
 
-	if ((fx->cand != OFFS_FX_NONE && fx->cand != OFFS_FX_FILE &&
-	     fx->cand != OFFS_FX_PEER) || reason != OFFS_R_LOCK || s->oncpu)
+	if (fx->cand != OFFS_FX_NONE && fx->cand != OFFS_FX_FILE &&
+	    fx->cand != OFFS_FX_PEER)
 		return;
 	switch (s->syscall) {
 	case __NR_futex:
@@ -398,7 +394,17 @@ void offs_blk_kwait(const struct offs_sample *s, unsigned int reason,
 		return;
 	}
 	fx->cand = OFFS_FX_KLOCK;
-	fx->fcmd = s->user ? offs_klock_fds(s->syscall, &fd1) : 0;
+	/*
+	 * No system call: no arguments (the sampler's sample holds the last
+	 * user thread's, sampler.c).
+	 */
+	if (!s->user) {
+		fx->fcmd = 0;
+		fx->val = 0;
+		fx->uaddr = 0;
+		return;
+	}
+	fx->fcmd = offs_klock_fds(s->syscall, &fd1);
 	fx->val = (u32)s->args[0];
 	fx->uaddr = (u32)s->args[fd1];
 }
@@ -852,20 +858,20 @@ static void offs_blk_note_flock(const struct offs_blk_w *w,
 
 /*
  * t (counted in rec, and in the sessions' srec[], at snapshot index idx,
- * context-switch count ncsw when captured) waits as fx says: find the
- * holder and keep the observation for the end of the tick.  Sleeps
- * (entering t's address space).
+ * context-switch count ncsw when captured) waits as fx says, a candidate
+ * (blocker.h): find the holder and keep the observation for the end of
+ * the tick.  Sleeps (entering t's address space).
  */
-void offs_blk_note(struct task_struct *t, const struct offs_fxwait *fx,
-		   struct offs_rec *rec, struct offs_rec * const *srec,
-		   unsigned int idx, unsigned long ncsw)
+void offs_blk_note_cand(struct task_struct *t, const struct offs_fxwait *fx,
+			struct offs_rec *rec, struct offs_rec * const *srec,
+			unsigned int idx, unsigned long ncsw)
 {
 	struct offs_blk_w w = {
 		.t = t, .rec = rec, .srec = srec, .idx = idx, .ncsw = ncsw,
 	};
 	u64 t0;
 
-	if (fx->cand == OFFS_FX_NONE || !offs_blk_want(t, rec, srec))
+	if (!offs_blk_want(t, rec, srec))
 		return;
 	t0 = local_clock();
 	switch (fx->cand) {

@@ -8,6 +8,7 @@
 #include <linux/types.h>
 #include <linux/list.h>
 #include <linux/sched.h>
+#include <asm/unistd.h>
 
 #include "offsample.h"
 
@@ -127,12 +128,51 @@ struct offs_snap_out {
 	bool visited;			/* sampled at this tick */
 };
 
-void offs_blk_fxwait(const struct offs_sample *s, struct offs_fxwait *fx);
-void offs_blk_note(struct task_struct *t, const struct offs_fxwait *fx,
-		   struct offs_rec *rec, struct offs_rec * const *srec,
-		   unsigned int idx, unsigned long ncsw);
-void offs_blk_kwait(const struct offs_sample *s, unsigned int reason,
-		    struct offs_fxwait *fx);
+void offs_blk_fxwait_in(const struct offs_sample *s, struct offs_fxwait *fx);
+
+/*
+ * Whether s, a full capture, waits in futex() (or for a child) in a way
+ * that may name a holder: fx says, OFFS_FX_NONE if not.  The system call
+ * is looked at inline, at every capture (issue 52).
+ */
+static inline void offs_blk_fxwait(const struct offs_sample *s,
+				   struct offs_fxwait *fx)
+{
+	fx->cand = OFFS_FX_NONE;
+	if (s->user && (s->syscall == __NR_futex || s->syscall == __NR_wait4 ||
+			s->syscall == __NR_waitid))
+		offs_blk_fxwait_in(s, fx);
+}
+
+void offs_blk_note_cand(struct task_struct *t, const struct offs_fxwait *fx,
+			struct offs_rec *rec, struct offs_rec * const *srec,
+			unsigned int idx, unsigned long ncsw);
+
+/*
+ * A visited thread that waits as fx says (blocker.c).  Most waits name no
+ * holder: that test is inline (the call cost about 30 instructions of a
+ * capture, issue 52).
+ */
+static inline void offs_blk_note(struct task_struct *t,
+				 const struct offs_fxwait *fx,
+				 struct offs_rec *rec,
+				 struct offs_rec * const *srec,
+				 unsigned int idx, unsigned long ncsw)
+{
+	if (fx->cand != OFFS_FX_NONE)
+		offs_blk_note_cand(t, fx, rec, srec, idx, ncsw);
+}
+
+void offs_blk_kwait_in(const struct offs_sample *s, struct offs_fxwait *fx);
+
+/* After classification: a lock wait's kernel lock (blocker.c); inline test. */
+static inline void offs_blk_kwait(const struct offs_sample *s,
+				  unsigned int reason, struct offs_fxwait *fx)
+{
+	if (reason == OFFS_R_LOCK && !s->oncpu)
+		offs_blk_kwait_in(s, fx);
+}
+
 void offs_blk_note_running(struct task_struct *t, unsigned int idx,
 			   unsigned int cpu);
 void offs_blk_note_runq(struct task_struct *t, unsigned int cpu,

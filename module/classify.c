@@ -297,67 +297,66 @@ void offs_frames_info(const unsigned long *ips, unsigned int depth,
 }
 
 /*
- * System calls whose purpose is to wait, x86-64 numbering.  Calls that can
- * wait for many reasons (read, write, ioctl, openat ...) are left to the
- * frame names.
+ * System calls whose purpose is to wait, x86-64 numbering: their reason
+ * + 1, 0 for the others.  Calls that can wait for many reasons (read,
+ * write, ioctl, openat ...) are left to the frame names.  A table, not a
+ * switch: the kernel is built without jump tables, and the switch was a
+ * dozen compares and branches a capture (issue 52).
  */
+static const u8 offs_sys_reasons[] = {
+	[__NR_futex] = OFFS_R_LOCK + 1,
+#ifdef __NR_futex_waitv
+	[__NR_futex_waitv] = OFFS_R_LOCK + 1,
+#endif
+	[__NR_flock] = OFFS_R_LOCK + 1,
+	[__NR_nanosleep] = OFFS_R_SLEEP + 1,
+	[__NR_clock_nanosleep] = OFFS_R_SLEEP + 1,
+	[__NR_poll] = OFFS_R_NET + 1,
+	[__NR_ppoll] = OFFS_R_NET + 1,
+	[__NR_select] = OFFS_R_NET + 1,
+	[__NR_pselect6] = OFFS_R_NET + 1,
+	[__NR_epoll_wait] = OFFS_R_NET + 1,
+	[__NR_epoll_pwait] = OFFS_R_NET + 1,
+#ifdef __NR_epoll_pwait2
+	[__NR_epoll_pwait2] = OFFS_R_NET + 1,
+#endif
+	[__NR_accept] = OFFS_R_NET + 1,
+	[__NR_accept4] = OFFS_R_NET + 1,
+	[__NR_connect] = OFFS_R_NET + 1,
+	[__NR_recvfrom] = OFFS_R_NET + 1,
+	[__NR_recvmsg] = OFFS_R_NET + 1,
+	[__NR_recvmmsg] = OFFS_R_NET + 1,
+	[__NR_sendto] = OFFS_R_NET + 1,
+	[__NR_sendmsg] = OFFS_R_NET + 1,
+	[__NR_sendmmsg] = OFFS_R_NET + 1,
+	[__NR_wait4] = OFFS_R_IPC + 1,
+	[__NR_waitid] = OFFS_R_IPC + 1,
+	[__NR_msgrcv] = OFFS_R_IPC + 1,
+	[__NR_msgsnd] = OFFS_R_IPC + 1,
+	[__NR_semop] = OFFS_R_IPC + 1,
+	[__NR_semtimedop] = OFFS_R_IPC + 1,
+	[__NR_mq_timedreceive] = OFFS_R_IPC + 1,
+	[__NR_mq_timedsend] = OFFS_R_IPC + 1,
+	[__NR_pause] = OFFS_R_IPC + 1,
+	[__NR_rt_sigsuspend] = OFFS_R_IPC + 1,
+	[__NR_rt_sigtimedwait] = OFFS_R_IPC + 1,
+	[__NR_fsync] = OFFS_R_IO + 1,
+	[__NR_fdatasync] = OFFS_R_IO + 1,
+	[__NR_sync] = OFFS_R_IO + 1,
+	[__NR_syncfs] = OFFS_R_IO + 1,
+	[__NR_sync_file_range] = OFFS_R_IO + 1,
+	[__NR_io_getevents] = OFFS_R_IO + 1,
+#ifdef __NR_io_pgetevents
+	[__NR_io_pgetevents] = OFFS_R_IO + 1,
+#endif
+};
+
 static enum offs_reason offs_syscall_reason(long nr)
 {
-	switch (nr) {
-	case __NR_futex:
-#ifdef __NR_futex_waitv
-	case __NR_futex_waitv:
-#endif
-		return OFFS_R_LOCK;
-	case __NR_flock:
-		return OFFS_R_LOCK;
-	case __NR_nanosleep:
-	case __NR_clock_nanosleep:
-		return OFFS_R_SLEEP;
-	case __NR_poll:
-	case __NR_ppoll:
-	case __NR_select:
-	case __NR_pselect6:
-	case __NR_epoll_wait:
-	case __NR_epoll_pwait:
-#ifdef __NR_epoll_pwait2
-	case __NR_epoll_pwait2:
-#endif
-	case __NR_accept:
-	case __NR_accept4:
-	case __NR_connect:
-	case __NR_recvfrom:
-	case __NR_recvmsg:
-	case __NR_recvmmsg:
-	case __NR_sendto:
-	case __NR_sendmsg:
-	case __NR_sendmmsg:
-		return OFFS_R_NET;
-	case __NR_wait4:
-	case __NR_waitid:
-	case __NR_msgrcv:
-	case __NR_msgsnd:
-	case __NR_semop:
-	case __NR_semtimedop:
-	case __NR_mq_timedreceive:
-	case __NR_mq_timedsend:
-	case __NR_pause:
-	case __NR_rt_sigsuspend:
-	case __NR_rt_sigtimedwait:
-		return OFFS_R_IPC;
-	case __NR_fsync:
-	case __NR_fdatasync:
-	case __NR_sync:
-	case __NR_syncfs:
-	case __NR_sync_file_range:
-	case __NR_io_getevents:
-#ifdef __NR_io_pgetevents
-	case __NR_io_pgetevents:
-#endif
-		return OFFS_R_IO;
-	default:
+	if ((unsigned long)nr >= ARRAY_SIZE(offs_sys_reasons) ||
+	    !offs_sys_reasons[nr])
 		return OFFS_R_NR;
-	}
+	return offs_sys_reasons[nr] - 1;
 }
 
 enum offs_reason offs_reason_of(const struct offs_sample *s,

@@ -105,27 +105,13 @@ static struct sock *offs_unix_stream(struct file *file)
 	return sk;
 }
 
-void offs_kh_peer_wait(struct task_struct *t, const struct offs_sample *s,
-		       struct offs_fxwait *fx)
+void offs_kh_peer_wait_in(struct task_struct *t, const struct offs_sample *s,
+			  struct offs_fxwait *fx)
 {
+	bool writing = offs_kh_peer_call(s->syscall) == OFFS_KH_PEER_WRITE;
 	struct file *file;
 	unsigned int fd;
-	bool writing;
 
-	if (fx->cand != OFFS_FX_NONE || !s->user)
-		return;
-	switch (s->syscall) {
-	case __NR_read: case __NR_readv: case __NR_recvfrom:
-	case __NR_recvmsg: case __NR_recvmmsg:
-		writing = false;
-		break;
-	case __NR_write: case __NR_writev: case __NR_sendto:
-	case __NR_sendmsg: case __NR_sendmmsg:
-		writing = true;
-		break;
-	default:
-		return;
-	}
 	fd = (unsigned int)s->args[0];
 	file = offs_task_fget(t, fd);
 	if (!file)
@@ -180,12 +166,10 @@ struct task_struct *offs_kh_peer(struct task_struct *t, unsigned int fd)
 	return h;
 }
 
-void offs_kh_flock_wait(const struct offs_sample *s, struct offs_fxwait *fx)
+void offs_kh_flock_wait_in(const struct offs_sample *s, struct offs_fxwait *fx)
 {
 	unsigned long op;
 
-	if (fx->cand != OFFS_FX_NONE || !s->user)
-		return;
 	if (s->syscall == __NR_flock) {
 		op = s->args[1];
 		if ((op & LOCK_NB) || !(op & (LOCK_SH | LOCK_EX)))

@@ -7,6 +7,7 @@
 
 #include <linux/types.h>
 #include <linux/sched.h>
+#include <asm/unistd.h>
 
 #include "offsample.h"
 
@@ -17,10 +18,54 @@ bool offs_kh_child(struct task_struct *t, const struct offs_fxwait *fx,
 		   struct task_struct **child, struct pid **pgrp);
 bool offs_kh_is_child(const struct task_struct *was, pid_t tgid, pid_t ptgid,
 		      struct pid *pgrp, char *name, char *comm);
-void offs_kh_peer_wait(struct task_struct *t, const struct offs_sample *s,
-		       struct offs_fxwait *fx);
+
+/*
+ * The waits below name a holder for a few system calls only: which ones
+ * is asked inline, at every capture (a call that returned at once cost
+ * about 30 instructions of a cold capture, issue 52).
+ */
+#define OFFS_KH_PEER_READ	1
+#define OFFS_KH_PEER_WRITE	2
+
+/* Does system call nr read (1) or write (2) a descriptor's stream, or 0? */
+static inline int offs_kh_peer_call(long nr)
+{
+	switch (nr) {
+	case __NR_read: case __NR_readv: case __NR_recvfrom:
+	case __NR_recvmsg: case __NR_recvmmsg:
+		return OFFS_KH_PEER_READ;
+	case __NR_write: case __NR_writev: case __NR_sendto:
+	case __NR_sendmsg: case __NR_sendmmsg:
+		return OFFS_KH_PEER_WRITE;
+	}
+	return 0;
+}
+
+void offs_kh_peer_wait_in(struct task_struct *t, const struct offs_sample *s,
+			  struct offs_fxwait *fx);
+
+/* A UNIX stream's other end, or a pipe's (kfile.c), that s may wait for. */
+static inline void offs_kh_peer_wait(struct task_struct *t,
+				     const struct offs_sample *s,
+				     struct offs_fxwait *fx)
+{
+	if (fx->cand == OFFS_FX_NONE && s->user &&
+	    offs_kh_peer_call(s->syscall))
+		offs_kh_peer_wait_in(t, s, fx);
+}
+
 struct task_struct *offs_kh_peer(struct task_struct *t, unsigned int fd);
-void offs_kh_flock_wait(const struct offs_sample *s, struct offs_fxwait *fx);
+void offs_kh_flock_wait_in(const struct offs_sample *s, struct offs_fxwait *fx);
+
+/* A file lock (flock(), fcntl() F_SETLKW / F_OFD_SETLKW) s may wait for. */
+static inline void offs_kh_flock_wait(const struct offs_sample *s,
+				      struct offs_fxwait *fx)
+{
+	if (fx->cand == OFFS_FX_NONE && s->user &&
+	    (s->syscall == __NR_flock || s->syscall == __NR_fcntl))
+		offs_kh_flock_wait_in(s, fx);
+}
+
 /*
  * The process holding a lock that conflicts with what t waits for as fx
  * says (its main thread, referenced), NULL if none is found, or an

@@ -154,7 +154,12 @@ struct offs_sample {
 	u64 cgid;		/* cgroup v2 id */
 	unsigned long ncsw;	/* nvcsw + nivcsw when pinned */
 	unsigned int depth;
-	unsigned long *ips;	/* caller-provided, max_depth entries */
+	unsigned long *ips_buf;	/* caller-provided, max_depth entries */
+	/*
+	 * The kernel stack: ips_buf, or (kcache) the stack cache's entry,
+	 * not copied (issue 52), valid until the sampler's next walk.
+	 */
+	const unsigned long *ips;
 	bool kcache;		/* the sampler's: use unwind.c's stack cache */
 	u64 kstack_id;		/* its cache entry's id when from it, else 0 */
 	/*

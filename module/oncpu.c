@@ -63,7 +63,8 @@ static void offs_oncpu_fn(void *arg)
 	r->hit = true;
 	s->state_ch = 'R';
 	s->ncsw = READ_ONCE(t->nvcsw) + READ_ONCE(t->nivcsw);
-	s->depth = offs_unwind_interrupted(s->ips, r->max_depth,
+	s->ips = s->ips_buf;
+	s->depth = offs_unwind_interrupted(s->ips_buf, r->max_depth,
 					   &s->truncated, &umode);
 	if (s->kthread)
 		return;

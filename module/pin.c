@@ -126,6 +126,7 @@ enum offs_pin offs_pin_capture(struct task_struct *t, struct offs_sample *s,
 	bool runq;
 
 	s->depth = 0;
+	s->ips = s->ips_buf;
 	s->kstack_id = 0;
 	s->udepth = 0;
 	s->pydepth = 0;
@@ -224,8 +225,8 @@ enum offs_pin offs_pin_capture(struct task_struct *t, struct offs_sample *s,
 	 */
 	if (pin == OFFS_PIN_RUNQ)
 		kasan_disable_current();
-	s->depth = offs_unwind_kernel(t, s->ips, max_depth, &s->truncated,
-				      s->kcache, &s->kstack_id);
+	s->depth = offs_unwind_kernel(t, s->ips_buf, max_depth, &s->truncated,
+				      s->kcache, &s->kstack_id, &s->ips);
 	if (pin == OFFS_PIN_RUNQ)
 		kasan_enable_current();
 	c1 = s->timed ? local_clock() : 0;

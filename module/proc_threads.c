@@ -138,7 +138,7 @@ static int offs_threads_show(struct seq_file *m, void *v)
 	err = offs_threads_throttle(p->restricted);
 	if (err)
 		return err;
-	s.ips = p->ips;
+	s.ips_buf = p->ips;
 	pin = offs_pin_capture(t, &s, clamp(READ_ONCE(offs_max_depth), 1U,
 					    (unsigned int)OFFS_MAX_DEPTH_LIMIT));
 	if (pin == OFFS_PIN_EXITING)

@@ -195,7 +195,7 @@ static void offs_pymemo_reset(void);
  * table of the process is being built (an interpreter may show up in it
  * between two threads).
  */
-void offs_pywin_enter(struct mm_struct *mm)
+static void offs_pywin_look(struct mm_struct *mm)
 {
 	struct offs_umm_pymemo *pm;
 	const struct offs_py_syms *py;
@@ -203,8 +203,6 @@ void offs_pywin_enter(struct mm_struct *mm)
 	u64 bias = 0;
 	int err = 0;
 
-	if (offs_pywin.entered && !offs_pywin.retry)
-		return;
 	offs_pywin.entered = true;
 	offs_pywin.unsure = false;
 	offs_pywin.retry = false;
@@ -275,6 +273,26 @@ void offs_pywin_enter(struct mm_struct *mm)
 	OFFS_STAT_ADD(py_processes, 1);
 }
 
+/*
+ * What a capture asks of the window before it calls in (pystack.h), set
+ * wherever the answers change: here and when the window is left.
+ */
+struct offs_pywin_gate offs_pywin_gate = { .look = true };
+
+static void offs_pywin_gate_set(void)
+{
+	offs_pywin_gate.look = !offs_pywin.entered || offs_pywin.retry;
+	offs_pywin_gate.walk_mm = offs_pywin.unsure || offs_pywin.mm ?
+				  offs_pywin.cur : NULL;
+	offs_pywin_gate.gil_mm = offs_pywin.mm;
+}
+
+void offs_pywin_enter_look(struct mm_struct *mm)
+{
+	offs_pywin_look(mm);
+	offs_pywin_gate_set();
+}
+
 void offs_pywin_leave(void)
 {
 	offs_pywin.entered = false;
@@ -284,6 +302,7 @@ void offs_pywin_leave(void)
 	offs_pywin.cur = NULL;
 	offs_pywin.mm = NULL;
 	offs_pywin.nthreads = 0;
+	offs_pywin_gate_set();
 }
 
 /* ---- pinned ---- */
@@ -335,17 +354,12 @@ static bool offs_pystack_evaluates(const struct offs_sample *s)
  * list was cut at its bound: those threads keep their native frames, and
  * are cached).
  */
-void offs_pystack_walk(struct task_struct *t, struct offs_sample *s)
+void offs_pystack_walk_in(struct task_struct *t, struct offs_sample *s)
 {
 	int err;
 	u64 ts;
 	u32 tid;
 
-	s->pydepth = 0;
-	s->pytruncated = false;
-	s->pylost = false;
-	if (!s->pyf || !s->umm || s->umm != offs_pywin.cur)
-		return;
 	if (offs_pywin.unsure) {
 		s->pylost = true;
 		return;
@@ -375,14 +389,14 @@ void offs_pystack_walk(struct task_struct *t, struct offs_sample *s)
  * the holder (last_holder while locked).  Sampler, in s's window; reads
  * the process's memory without faulting.
  */
-void offs_pystack_gil_wait(const struct offs_sample *s, struct offs_fxwait *fx)
+void offs_pystack_gil_wait_in(const struct offs_sample *s,
+			      struct offs_fxwait *fx)
 {
 	unsigned long uaddr = s->args[0];
 	struct offs_py_gil g;
 	int cmd;
 
-	if (!s->pyts || !offs_pywin.mm || s->umm != offs_pywin.mm ||
-	    s->syscall != __NR_futex)
+	if (s->syscall != __NR_futex)
 		return;
 	cmd = s->args[1] & FUTEX_CMD_MASK;
 	if (cmd != FUTEX_WAIT && cmd != FUTEX_WAIT_BITSET)

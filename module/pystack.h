@@ -36,12 +36,47 @@ unsigned int offs_pyname_count(void);
 u64 offs_pyname_bytes(void);
 u64 offs_pyname_unit_cost(void);
 
+/*
+ * What every capture asks of the current window before calling in, kept
+ * by pystack.c: most windows hold no interpreter, and three calls that
+ * returned at once cost about 70 instructions of a cold capture (issue
+ * 52).  look: look (again) for an interpreter at the next thread.
+ * walk_mm: the window whose threads' Python frames are read, or marked
+ * lost (the window was unsure); NULL for none.  gil_mm: the window with
+ * an interpreter, whose threads may wait for its GIL.  Written by the
+ * sampler kthread; read by it, and by the IPI of oncpu.c while the
+ * sampler waits for it.
+ */
+struct offs_pywin_gate {
+	bool look;
+	struct mm_struct *walk_mm;
+	struct mm_struct *gil_mm;
+};
+
+extern struct offs_pywin_gate offs_pywin_gate;
+
 /* The window (sampler kthread; no lock held): see ustack.c. */
-void offs_pywin_enter(struct mm_struct *mm);
+void offs_pywin_enter_look(struct mm_struct *mm);
 void offs_pywin_leave(void);
 
+static inline void offs_pywin_enter(struct mm_struct *mm)
+{
+	if (offs_pywin_gate.look)
+		offs_pywin_enter_look(mm);
+}
+
 /* Pinned (pin.c; IRQs off, or the IPI of oncpu.c): copy t's frames. */
-void offs_pystack_walk(struct task_struct *t, struct offs_sample *s);
+void offs_pystack_walk_in(struct task_struct *t, struct offs_sample *s);
+
+static inline void offs_pystack_walk(struct task_struct *t,
+				     struct offs_sample *s)
+{
+	s->pydepth = 0;
+	s->pytruncated = false;
+	s->pylost = false;
+	if (s->pyf && s->umm && s->umm == offs_pywin_gate.walk_mm)
+		offs_pystack_walk_in(t, s);
+}
 
 /*
  * The capture (ustack.c, in the window): name s's Python frames (no lock
@@ -53,7 +88,16 @@ void offs_pystack_walk(struct task_struct *t, struct offs_sample *s);
  */
 void offs_pystack_name(struct offs_sample *s);
 struct offs_fxwait;
-void offs_pystack_gil_wait(const struct offs_sample *s, struct offs_fxwait *fx);
+void offs_pystack_gil_wait_in(const struct offs_sample *s,
+			      struct offs_fxwait *fx);
+
+static inline void offs_pystack_gil_wait(const struct offs_sample *s,
+					 struct offs_fxwait *fx)
+{
+	if (s->pyts && s->umm && s->umm == offs_pywin_gate.gil_mm)
+		offs_pystack_gil_wait_in(s, fx);
+}
+
 struct offs_uframe;
 unsigned int offs_pystack_merge(struct offs_sample *s, struct offs_uframe *f,
 				const unsigned long *ips, unsigned int n,

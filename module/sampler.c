@@ -321,6 +321,41 @@ static unsigned int offs_full_seq;
 /* Key fields of every open consumer (offs_sess_keys()), for this tick. */
 static unsigned int offs_tick_keys;
 
+/*
+ * The sample a visit fills, one at a time (the sampler's; the IPI of
+ * oncpu.c fills it while the sampler waits).  Not on the stack: kernels
+ * built with INIT_STACK_ALL_ZERO (Debian's) zeroed its 360 bytes at every
+ * visit, 64 instructions, a third of a warm visit (issue 52).  So each
+ * path sets what it reads: a visit of an unchanged thread its consumers
+ * and names (offs_sample_names()), a capture offs_sample_reset()'s fields,
+ * offs_pin_capture()'s, and the branch's own (names; registers and
+ * arguments when s->user; srec[] in offs_table_record()).
+ */
+static struct offs_sample offs_vsample;
+
+/*
+ * What a capture reads that offs_pin_capture() does not set each time, or
+ * that only some paths set: back to what a new capture starts from.
+ */
+static void offs_sample_reset(struct offs_sample *s)
+{
+	s->degraded = false;
+	s->kcache = true;
+	s->ips_buf = offs_ips;
+	s->uips = NULL;
+	s->umm = NULL;
+	s->pyf = NULL;
+	s->pytruncated = false;
+	s->ns_kstack = 0;
+	s->ns_uwalk = 0;
+	s->ustack = NULL;
+	s->ustack_memo = false;
+	s->wobj_str = NULL;
+	memset(&s->wobj_addr, 0, sizeof(s->wobj_addr));
+	memset(&s->fx, 0, sizeof(s->fx));
+	s->rec = NULL;
+}
+
 /* Visit snapshot entry idx; what it found goes to offs_snap_out[idx]. */
 static void offs_visit(unsigned int idx, unsigned int max_depth,
 		       unsigned int config_seq)
@@ -331,19 +366,22 @@ static void offs_visit(unsigned int idx, unsigned int max_depth,
 	bool timed = !(seq++ % OFFS_TIME_EVERY);
 	u64 t0 = timed ? local_clock() : 0;
 	struct offs_tc_ent *ent = offs_tc_lookup(t);
-	struct offs_sample s = { .syscall = -1, .kcache = true,
-				 .smask = out->smask };
+	struct offs_sample *s = &offs_vsample;
 	enum offs_pin pin;
 	unsigned int reason;
 	u64 t1, t2;
 	int attempt;
 
 	memset(out->srec, 0, sizeof(out->srec));
+	s->smask = out->smask;
 	if (ent && offs_tc_unchanged(t, ent)) {
-		/* Has not run since its last sample: same stacks, same reason. */
-		offs_sample_names(t, &s);
-		out->rec = offs_table_record_again(&s, offs_tc_hit(ent));
-		memcpy(out->srec, s.srec, sizeof(out->srec));
+		/*
+		 * Has not run since its last sample: same stacks, same reason.
+		 * Reads of the sample here: its names and its consumers.
+		 */
+		offs_sample_names(t, s);
+		out->rec = offs_table_record_again(s, offs_tc_hit(ent));
+		memcpy(out->srec, s->srec, sizeof(out->srec));
 		OFFS_STAT_ADD(cache_hits, 1);
 		if (timed) {
 			OFFS_STAT_ADD(hits_timed, 1);
@@ -354,11 +392,11 @@ static void offs_visit(unsigned int idx, unsigned int max_depth,
 			      idx, offs_tc_ncsw(ent));
 		return;
 	}
-	s.timed = !(offs_full_seq++ % OFFS_FULL_TIME_EVERY);
-	if (s.timed)
+	offs_sample_reset(s);
+	s->timed = !(offs_full_seq++ % OFFS_FULL_TIME_EVERY);
+	if (s->timed)
 		t0 = local_clock();
 
-	s.ips = offs_ips;
 	/*
 	 * User stacks are walked while the thread is pinned, from inside its
 	 * address space: enter it first (this may sleep; consecutive threads
@@ -366,29 +404,29 @@ static void offs_visit(unsigned int idx, unsigned int max_depth,
 	 */
 	if (READ_ONCE(offs_user_stacks) &&
 	    !(READ_ONCE(t->flags) & OFFS_PF_USER_WORKERS)) {
-		s.umm = offs_uwin_enter(t);
-		s.uips = offs_uips;
-		s.pyf = offs_pyf;
+		s->umm = offs_uwin_enter(t);
+		s->uips = offs_uips;
+		s->pyf = offs_pyf;
 	}
-	t1 = s.timed ? local_clock() : 0;
+	t1 = s->timed ? local_clock() : 0;
 	/*
 	 * A thread that ran while unwound, or left its CPU before that CPU
 	 * could capture it, gets another chance; so does one walked against
 	 * a copy of its process's mappings that had changed, with a new copy.
 	 */
 	for (attempt = 0; attempt < OFFS_CAPTURE_TRIES; attempt++) {
-		pin = offs_pin_capture(t, &s, max_depth);
-		if (s.blocked_raced)
+		pin = offs_pin_capture(t, s, max_depth);
+		if (s->blocked_raced)
 			OFFS_STAT_ADD(blocked_raced, 1);
 		/* No lock held here: the IPI waits for the other CPU. */
 		if (pin == OFFS_PIN_ONCPU && READ_ONCE(offs_oncpu))
-			pin = offs_oncpu_capture(t, &s, max_depth);
+			pin = offs_oncpu_capture(t, s, max_depth);
 		if (pin == OFFS_PIN_RACED)
 			continue;
-		if (!offs_uwin_recapture(&s, attempt + 1 < OFFS_CAPTURE_TRIES))
+		if (!offs_uwin_recapture(s, attempt + 1 < OFFS_CAPTURE_TRIES))
 			break;
 	}
-	t2 = s.timed ? local_clock() : 0;
+	t2 = s->timed ? local_clock() : 0;
 	switch (pin) {
 	case OFFS_PIN_ONCPU:
 		/* Not sampled (oncpu=0 or missed), still active for GAPP. */
@@ -403,12 +441,12 @@ static void offs_visit(unsigned int idx, unsigned int max_depth,
 		out->running = true;
 		out->active = true;
 		offs_blk_note_running(t, idx, task_cpu(t));
-		offs_sample_names(t, &s);
-		if (s.user && s.uips)
-			s.ustack = offs_ustack_capture(&s);
-		offs_table_record(&s, NULL);
-		out->rec = s.rec;
-		memcpy(out->srec, s.srec, sizeof(out->srec));
+		offs_sample_names(t, s);
+		if (s->user && s->uips)
+			s->ustack = offs_ustack_capture(s);
+		offs_table_record(s, NULL);
+		out->rec = s->rec;
+		memcpy(out->srec, s->srec, sizeof(out->srec));
 		break;
 	case OFFS_PIN_EXITING:
 		OFFS_STAT_ADD(exiting, 1);
@@ -419,66 +457,66 @@ static void offs_visit(unsigned int idx, unsigned int max_depth,
 	case OFFS_PIN_BLOCKED:
 	case OFFS_PIN_RUNQ:
 		OFFS_STAT_ADD(stacks_unwound, 1);
-		if (s.truncated)
+		if (s->truncated)
 			OFFS_STAT_ADD(stacks_truncated, 1);
-		if (!s.depth)
+		if (!s->depth)
 			OFFS_STAT_ADD(stacks_empty, 1);
-		offs_sample_names(t, &s);
-		if (s.user && s.uips)
-			s.ustack = offs_ustack_capture(&s);
-		if (s.user && (offs_tick_keys & OFFS_KEY_WOBJ) &&
-		    offs_wobj_describe(t, &s, offs_wobj_buf,
-				       sizeof(offs_wobj_buf), &s.wobj_addr))
-			s.wobj_str = offs_wobj_buf;
-		offs_blk_fxwait(&s, &s.fx);
+		offs_sample_names(t, s);
+		if (s->user && s->uips)
+			s->ustack = offs_ustack_capture(s);
+		if (s->user && (offs_tick_keys & OFFS_KEY_WOBJ) &&
+		    offs_wobj_describe(t, s, offs_wobj_buf,
+				       sizeof(offs_wobj_buf), &s->wobj_addr))
+			s->wobj_str = offs_wobj_buf;
+		offs_blk_fxwait(s, &s->fx);
 		/*
 		 * A runnable thread waits for a CPU, not for its peer; the
 		 * descriptor is looked up only when holders are wanted.
 		 */
 		if (pin == OFFS_PIN_BLOCKED && READ_ONCE(offs_blockers))
-			offs_kh_peer_wait(t, &s, &s.fx);
-		offs_kh_flock_wait(&s, &s.fx);
+			offs_kh_peer_wait(t, s, &s->fx);
+		offs_kh_flock_wait(s, &s->fx);
 		/* A Python thread waiting for the GIL: the GIL is the lock. */
-		offs_pystack_gil_wait(&s, &s.fx);
-		if (s.fx.cand == OFFS_FX_GIL && s.wobj_str) {
+		offs_pystack_gil_wait(s, &s->fx);
+		if (s->fx.cand == OFFS_FX_GIL && s->wobj_str) {
 			strscpy(offs_wobj_buf, "futex(gil)", sizeof(offs_wobj_buf));
-			memset(&s.wobj_addr, 0, sizeof(s.wobj_addr));
+			memset(&s->wobj_addr, 0, sizeof(s->wobj_addr));
 		}
 		/* Run-queue waiters change all the time: not cached. */
 		if (ent && pin == OFFS_PIN_BLOCKED) {
-			reason = offs_table_record(&s, offs_tc_hit(ent));
-			offs_blk_kwait(&s, reason, &s.fx);
-			offs_tc_store(ent, &s, config_seq);
+			reason = offs_table_record(s, offs_tc_hit(ent));
+			offs_blk_kwait(s, reason, &s->fx);
+			offs_tc_store(ent, s, config_seq);
 			ent = NULL;
 		} else {
-			reason = offs_table_record(&s, NULL);
-			offs_blk_kwait(&s, reason, &s.fx);
+			reason = offs_table_record(s, NULL);
+			offs_blk_kwait(s, reason, &s->fx);
 		}
-		out->rec = s.rec;
-		memcpy(out->srec, s.srec, sizeof(out->srec));
+		out->rec = s->rec;
+		memcpy(out->srec, s->srec, sizeof(out->srec));
 		out->active = pin == OFFS_PIN_RUNQ;
 		/*
 		 * A run-queue waiter was woken: it waits for no lock now, but
 		 * for the thread on its CPU.
 		 */
 		if (pin == OFFS_PIN_BLOCKED)
-			offs_blk_note(t, &s.fx, s.rec, s.srec, idx, s.ncsw);
+			offs_blk_note(t, &s->fx, s->rec, s->srec, idx, s->ncsw);
 		else
-			offs_blk_note_runq(t, task_cpu(t), s.rec, s.srec, idx);
+			offs_blk_note_runq(t, task_cpu(t), s->rec, s->srec, idx);
 		break;
 	}
 	if (ent)
 		offs_tc_invalidate(ent);
 	OFFS_STAT_ADD(cache_misses, 1);
-	if (!s.timed)
+	if (!s->timed)
 		return;
 	OFFS_STAT_ADD(full_timed, 1);
 	OFFS_STAT_ADD(full_ns_total,
 		      (local_clock() - t0) * OFFS_FULL_TIME_EVERY);
 	OFFS_STAT_ADD(full_enter_ns, (t1 - t0) * OFFS_FULL_TIME_EVERY);
 	OFFS_STAT_ADD(full_pin_ns, (t2 - t1) * OFFS_FULL_TIME_EVERY);
-	OFFS_STAT_ADD(full_kstack_ns, s.ns_kstack * OFFS_FULL_TIME_EVERY);
-	OFFS_STAT_ADD(full_uwalk_ns, s.ns_uwalk * OFFS_FULL_TIME_EVERY);
+	OFFS_STAT_ADD(full_kstack_ns, s->ns_kstack * OFFS_FULL_TIME_EVERY);
+	OFFS_STAT_ADD(full_uwalk_ns, s->ns_uwalk * OFFS_FULL_TIME_EVERY);
 }
 
 /*

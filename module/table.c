@@ -114,10 +114,12 @@ static u32 offs_stack_hash(const unsigned long *ips, unsigned int depth,
 
 /*
  * Is st the stack s captured?  frames: compare the frames too (not when
- * both came from the same stack cache entry, offs_stack_get()).
+ * both came from the same stack cache entry, offs_stack_get()).  Inline:
+ * the constant frames folds away.
  */
-static bool offs_stack_is(const struct offs_stack *st,
-			  const struct offs_sample *s, bool frames)
+static __always_inline bool offs_stack_is(const struct offs_stack *st,
+					  const struct offs_sample *s,
+					  bool frames)
 {
 	return st->depth == s->depth && st->truncated == s->truncated &&
 	       st->pc_leaf == s->oncpu &&
@@ -748,15 +750,44 @@ static void offs_hit_set(struct offs_hit *hit, struct offs_stack *st,
  * stored stack (holding a reference) so that the next sample of an
  * unchanged thread can skip all of this.  Returns the reason.
  */
+/*
+ * A capture whose stack could not be stored (err): classified from its
+ * frames, counted as dropped; hit keeps nothing.  offs_table_lock held.
+ */
+static noinline enum offs_reason offs_table_drop(struct offs_sample *s,
+						 struct offs_hit *hit, int err)
+{
+	struct offs_frames_info info;
+	enum offs_reason reason;
+
+	offs_frames_info(s->ips, s->depth, &info);
+	reason = offs_reason_of(s, &info);
+	if (s->smask & OFFS_SLOT_DEFAULT)
+		offs_drop(offs_cur, reason, err);
+	offs_sess_drop(s, reason, err);
+	if (hit) {
+		/* Nothing to reuse next time. */
+		offs_rec_put_refs(hit->stack, hit->ustack, hit->wobj);
+		memset(hit, 0, sizeof(*hit));
+	}
+	return reason;
+}
+
+/*
+ * The key of the sample being recorded, under offs_table_lock: not on the
+ * stack, where INIT_STACK_ALL_ZERO kernels zeroed it at each call before
+ * offs_key_fill_state() did (issue 52).
+ */
+static struct offs_key offs_key_buf;
+
 enum offs_reason offs_table_record(struct offs_sample *s,
 				   struct offs_hit *hit)
 {
-	struct offs_frames_info info;
+	struct offs_key *key = &offs_key_buf;
 	struct offs_wobj *w = NULL;
 	struct offs_stack *st;
 	enum offs_reason reason;
 	struct offs_rec *rec;
-	struct offs_key key;
 
 	s->rec = NULL;
 
@@ -771,25 +802,16 @@ enum offs_reason offs_table_record(struct offs_sample *s,
 	st = offs_stack_get(s);
 	if (IS_ERR(st)) {
 		/* Not stored: classify from the frames directly. */
-		offs_frames_info(s->ips, s->depth, &info);
-		reason = offs_reason_of(s, &info);
-		if (s->smask & OFFS_SLOT_DEFAULT)
-			offs_drop(offs_cur, reason, PTR_ERR(st));
-		offs_sess_drop(s, reason, PTR_ERR(st));
-		if (hit) {
-			/* Nothing to reuse next time. */
-			offs_rec_put_refs(hit->stack, hit->ustack, hit->wobj);
-			memset(hit, 0, sizeof(*hit));
-		}
+		reason = offs_table_drop(s, hit, PTR_ERR(st));
 		goto out;
 	}
 	reason = offs_reason_of(s, &st->info);
-	offs_key_fill(&key, s, st, reason, w, READ_ONCE(offs_key_fields));
-	rec = s->smask & OFFS_SLOT_DEFAULT ? offs_gen_count(offs_cur, &key) :
+	offs_key_fill(key, s, st, reason, w, READ_ONCE(offs_key_fields));
+	rec = s->smask & OFFS_SLOT_DEFAULT ? offs_gen_count(offs_cur, key) :
 					     NULL;
 	s->rec = rec;
 	if (hit)
-		offs_hit_set(hit, st, rec, &key, w);
+		offs_hit_set(hit, st, rec, key, w);
 	offs_sess_count(s, NULL, st, reason, w);
 	offs_stack_put(st);		/* the records and hit hold their own */
 out:
@@ -813,8 +835,8 @@ out:
 struct offs_rec *offs_table_record_again(struct offs_sample *s,
 					 struct offs_hit *hit)
 {
+	struct offs_key *key = &offs_key_buf;
 	struct offs_rec *rec = hit->rec;
-	struct offs_key key;
 
 	mutex_lock(&offs_table_lock);
 	offs_sess_count(s, hit, NULL, 0, NULL);
@@ -832,9 +854,9 @@ struct offs_rec *offs_table_record_again(struct offs_sample *s,
 		OFFS_STAT_ADD(samples_reason[rec->reason], 1);
 		goto out;
 	}
-	offs_key_fill_hit(&key, s, hit, READ_ONCE(offs_key_fields));
-	rec = offs_gen_count(offs_cur, &key);
-	offs_hit_set(hit, hit->stack, rec, &key, hit->wobj);
+	offs_key_fill_hit(key, s, hit, READ_ONCE(offs_key_fields));
+	rec = offs_gen_count(offs_cur, key);
+	offs_hit_set(hit, hit->stack, rec, key, hit->wobj);
 out:
 	mutex_unlock(&offs_table_lock);
 	s->rec = rec;

@@ -46,7 +46,7 @@
 #include "ucfi.h"
 #include "cficache.h"
 
-static struct mm_struct *offs_umm_cur;
+struct mm_struct *offs_umm_cur;		/* umm.h */
 
 /*
  * The executable file mappings of the current address space, each with its
@@ -82,7 +82,7 @@ static struct offs_umap offs_umaps_buf[OFFS_UMAPS_MAX];	/* a new copy */
 static struct offs_umap *offs_umaps = offs_umaps_buf;	/* the window's */
 static unsigned int offs_numaps;
 static bool offs_umaps_busy;		/* no tables: the mmap lock was busy */
-static bool offs_umaps_built;		/* for offs_umm_cur */
+bool offs_umaps_built;		/* for offs_umm_cur (umm.h) */
 
 /*
  * The window's copy is checked after each walk against the sign it was
@@ -197,7 +197,7 @@ static struct offs_rmemo {
 	const struct offs_cfi_rule *rule;	/* NULL: no CFI there */
 	u64 gen;
 } offs_rmemo[1 << OFFS_RMEMO_BITS];
-static u64 offs_rmemo_gen = 1;		/* the window's */
+u64 offs_rmemo_gen = 1;			/* the window's (umm.h) */
 static u64 offs_rmemo_last = 1;		/* the last one given */
 
 /*
@@ -209,17 +209,6 @@ static u64 offs_rmemo_last = 1;		/* the last one given */
 static void offs_rmemo_forget(void)
 {
 	offs_rmemo_gen = ++offs_rmemo_last;
-}
-
-/*
- * The generation of the window's copy of the mappings: the same for as
- * long as that copy, kept from tick to tick, is found right; a new one for
- * any other copy.  What was found from the copy's files and addresses
- * alone holds under it.  Sampler kthread.
- */
-u64 offs_umm_gen(void)
-{
-	return offs_rmemo_gen;
 }
 
 /* Is gen that of a copy still kept (offs_umm_tick_end() ran)? */
@@ -780,16 +769,6 @@ struct offs_umm_pymemo *offs_umm_pymemo(void)
 	return k && !k->nretry ? &k->py : NULL;
 }
 
-/*
- * The address space entered last (offs_umm_use()), or NULL.  ustack.c's
- * window decides when to leave it: threads come grouped by process, so
- * consecutive threads share it.
- */
-struct mm_struct *offs_umm_current(void)
-{
-	return offs_umm_cur;
-}
-
 /* Leave the current address space: its code map, then the mm itself. */
 void offs_umm_leave(void)
 {
@@ -806,17 +785,6 @@ void offs_umm_leave(void)
 		mmput_async(offs_umm_cur);
 		offs_umm_cur = NULL;
 	}
-}
-
-/*
- * Are we the last user of the current address space (the process exited
- * meanwhile)?  Then it should be left at once: holding it would keep its
- * memory, its mapped files and its executable's write lock until the end
- * of the tick.
- */
-bool offs_umm_orphaned(void)
-{
-	return offs_umm_cur && atomic_read(&offs_umm_cur->mm_users) <= 1;
 }
 
 /*
@@ -840,7 +808,7 @@ struct mm_struct *offs_umm_use(struct task_struct *t)
 }
 
 /* The map of the current address space's code the unwinder needs, once. */
-void offs_umm_map_code(void)
+void offs_umm_map_code_build(void)
 {
 	/* Read once: the copy, its tables and the kept slot must agree. */
 	bool cfi = READ_ONCE(offs_cfi_cache_mb);
@@ -848,7 +816,7 @@ void offs_umm_map_code(void)
 	struct offs_ukeep k0 = { };
 	int err;
 
-	if (!mm || offs_umaps_built)
+	if (!mm)
 		return;
 	offs_umaps_built = true;
 	if (offs_ukeep_enter(mm, cfi)) {

@@ -12,6 +12,7 @@
 #define OFFS_UMM_H
 
 #include <linux/types.h>
+#include <linux/mm_types.h>
 
 #include "offsample.h"
 #include "upy.h"
@@ -67,19 +68,65 @@ struct offs_umm_pymemo {
 int offs_umm_read(void *ctx, u64 addr, void *buf, size_t len);
 
 /* Sampler kthread only. */
-struct mm_struct *offs_umm_current(void);
 struct mm_struct *offs_umm_use(struct task_struct *t);
-void offs_umm_map_code(void);
+void offs_umm_map_code_build(void);
 void offs_umm_recopy(void);
 bool offs_umm_maps_current(struct mm_struct *mm);	/* any context */
 int offs_umm_verify(const struct offs_sample *s);
 const struct offs_py_syms *offs_umm_python(u64 *bias, bool *pending);
 struct offs_umm_pymemo *offs_umm_pymemo(void);
-u64 offs_umm_gen(void);
+
+/*
+ * What each capture asks of the window, inline (calls that returned at
+ * once were about 60 instructions of a cold capture, issue 52): umm.c's
+ * state, written by the sampler kthread.
+ */
+extern struct mm_struct *offs_umm_cur;
+extern bool offs_umaps_built;
+extern u64 offs_rmemo_gen;
+
+/*
+ * The address space entered last (offs_umm_use()), or NULL.  ustack.c's
+ * window decides when to leave it: threads come grouped by process, so
+ * consecutive threads share it.
+ */
+static inline struct mm_struct *offs_umm_current(void)
+{
+	return offs_umm_cur;
+}
+
+/*
+ * Are we the last user of the current address space (the process exited
+ * meanwhile)?  Then it should be left at once: holding it would keep its
+ * memory, its mapped files and its executable's write lock until the end
+ * of the tick.
+ */
+static inline bool offs_umm_orphaned(void)
+{
+	return offs_umm_cur && atomic_read(&offs_umm_cur->mm_users) <= 1;
+}
+
+/* The map of the current address space's code the unwinder needs, once. */
+static inline void offs_umm_map_code(void)
+{
+	if (!offs_umaps_built)
+		offs_umm_map_code_build();
+}
+
+/*
+ * The generation of the window's copy of the mappings: the same for as
+ * long as that copy, kept from tick to tick, is found right; a new one for
+ * any other copy.  What was found from the copy's files and addresses
+ * alone holds under it.
+ */
+static inline u64 offs_umm_gen(void)
+{
+	return offs_rmemo_gen;
+}
+
 bool offs_umm_gen_kept(u64 gen);
 bool offs_umm_gen_current_kept(void);
 u64 offs_umm_kept_dropped(void);
-bool offs_umm_orphaned(void);
 void offs_umm_leave(void);
 void offs_umm_tick_end(bool all);
 unsigned int offs_umm_walk(const struct offs_sample *s, unsigned long *ips,

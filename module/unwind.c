@@ -109,6 +109,17 @@ static struct offs_kc_ent offs_kc_new;	/* the last walk, until committed */
 static u64 offs_kc_ids;			/* the last id given */
 static bool offs_kc_new_ok;		/* it may be committed */
 /*
+ * The entry the last hit found: the threads of a pool, one after the
+ * other, wait where the one before waited.  It is tried before the key is
+ * made (about 70 instructions of a cold capture, issue 52): the key only
+ * picks a set, and the entry's slots, checked the same way, are what
+ * tells a stack.  Sampler kthread only; entries are rewritten in place
+ * (their generation and slots then tell), and the array goes with
+ * offs_unwind_exit().
+ */
+static const struct offs_kc_ent *offs_kc_last;
+
+/*
  * offs_unwind_first() finds the unwinder's start: checked at each walk, and
  * when a walk of a task that did not run meanwhile disagrees (first_bad,
  * the two word indexes in first_at), the cache is off until reloaded.
@@ -171,6 +182,7 @@ void offs_unwind_exit(void)
 	offs_kc = NULL;
 	offs_kc_steps = NULL;
 	offs_kc_new_ok = false;
+	offs_kc_last = NULL;
 }
 
 /* The word at index i of t's stack (bounded by the caller). */
@@ -315,27 +327,40 @@ static bool offs_kc_match(const struct offs_kc_ent *e, unsigned int sp0,
 }
 
 /* A remembered stack that starts at sp0 with ip0, if its slots agree. */
-static unsigned int offs_kc_lookup(struct offs_kc_set *set, unsigned int gen,
-				   unsigned long ip0, u32 key, unsigned int sp0,
-				   const unsigned long *stack,
-				   unsigned long *ips, unsigned int max,
-				   bool *truncated, u64 *id)
+static const struct offs_kc_ent *
+offs_kc_lookup(struct offs_kc_set *set, unsigned int gen, unsigned long ip0,
+	       u32 key, unsigned int sp0, const unsigned long *stack)
 {
 	const struct offs_kc_ent *e;
-	unsigned int w, n;
+	unsigned int w;
 
 	for (w = 0; w < OFFS_KC_WAYS; w++) {
 		e = &set->way[w];
-		if (e->gen != gen || e->ip0 != ip0 || e->key != key ||
-		    !e->depth || !offs_kc_match(e, sp0, stack))
-			continue;
-		n = min(e->depth, max);
-		offs_words_copy(ips, e->ips, n);
-		*truncated = e->depth > max;
-		*id = e->id;
-		return n;
+		if (e->gen == gen && e->ip0 == ip0 && e->key == key &&
+		    e->depth && offs_kc_match(e, sp0, stack))
+			return e;
 	}
-	return 0;
+	return NULL;
+}
+
+/*
+ * The stack remembered in e (at most max frames), in place: entries are
+ * written only by offs_unwind_commit(), after the sampler's next walk, and
+ * the caller is done with them by then (a copy cost about 40 instructions
+ * of a cold capture, issue 52).
+ */
+static unsigned int offs_kc_serve(const struct offs_kc_ent *e,
+				  const unsigned long **frames,
+				  unsigned int max, bool *truncated, u64 *id)
+{
+	unsigned int n = min(e->depth, max);
+
+	*frames = e->ips;
+	*truncated = e->depth > max;
+	*id = e->id;
+	offs_kc_last = e;
+	OFFS_STAT_ADD(kstack_cache_hits, 1);
+	return n;
 }
 
 /*
@@ -417,17 +442,19 @@ offs_unwind_walk(struct task_struct *t, unsigned long *ips, unsigned int max,
  * never a fault.  With cached (the sampler kthread only), a stack is taken
  * from the cache when it can be, and a stack unwound is kept aside for
  * offs_unwind_commit(), which the caller calls once it has checked that
- * the task did not run meanwhile.  *id: the cache entry's id when the
- * stack came from the cache, else 0; two hits with the same id copied the
- * same frames (ids are never given twice), so table.c need not compare
- * them.
+ * the task did not run meanwhile.  *frames: where the frames are, ips[]
+ * or, from the cache, the entry's own (valid until the next
+ * offs_unwind_commit() or offs_unwind_exit(), the sampler's calls).  *id:
+ * the cache entry's id when the stack came from the cache, else 0; two
+ * hits with the same id served the same frames (ids are never given
+ * twice), so table.c need not compare them.
  */
 unsigned int offs_unwind_kernel(struct task_struct *t, unsigned long *ips,
 				unsigned int max, bool *truncated, bool cached,
-				u64 *id)
+				u64 *id, const unsigned long **frames)
 {
 	unsigned long *stack = task_stack_page(t);
-	unsigned int n;
+	const struct offs_kc_ent *e;
 	int fsp0 = -1;
 	/* Before the walk: a module that goes away meanwhile voids it. */
 	unsigned int gen = atomic_read(&offs_kc_gen);
@@ -435,6 +462,7 @@ unsigned int offs_unwind_kernel(struct task_struct *t, unsigned long *ips,
 	u32 key;
 
 	*id = 0;
+	*frames = ips;
 	if (cached) {
 		/* The sampler's own: see above. */
 		offs_kc_new_ok = false;
@@ -446,13 +474,15 @@ unsigned int offs_unwind_kernel(struct task_struct *t, unsigned long *ips,
 		fsp0 = offs_kc_index(stack, offs_unwind_first(t));
 	if (fsp0 >= 0 && offs_kc_first_ok) {
 		ip0 = offs_kc_word(stack, fsp0);
+		e = offs_kc_last;
+		if (e && e->gen == gen && e->ip0 == ip0 && e->depth &&
+		    offs_kc_match(e, fsp0, stack))
+			return offs_kc_serve(e, frames, max, truncated, id);
 		key = offs_kc_key(stack, ip0, fsp0, gen);
-		n = offs_kc_lookup(offs_kc_set_of(key), gen, ip0, key, fsp0,
-				   stack, ips, max, truncated, id);
-		if (n) {
-			OFFS_STAT_ADD(kstack_cache_hits, 1);
-			return n;
-		}
+		e = offs_kc_lookup(offs_kc_set_of(key), gen, ip0, key, fsp0,
+				   stack);
+		if (e)
+			return offs_kc_serve(e, frames, max, truncated, id);
 	}
 	return offs_unwind_walk(t, ips, max, truncated, cached, fsp0, ip0,
 				gen);

@@ -10,7 +10,7 @@ int offs_unwind_init(void);
 void offs_unwind_exit(void);
 unsigned int offs_unwind_kernel(struct task_struct *t, unsigned long *ips,
 				unsigned int max, bool *truncated, bool cached,
-				u64 *id);
+				u64 *id, const unsigned long **frames);
 void offs_unwind_commit(void);
 unsigned int offs_unwind_interrupted(unsigned long *ips, unsigned int max,
 				     bool *truncated, bool *umode);

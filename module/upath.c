@@ -114,7 +114,7 @@ static struct offs_upath *offs_upath_intern(const struct offs_upath *k,
 static struct path offs_root;		/* the current process's root, or none */
 static char offs_root_name[256];
 static int offs_root_len;		/* 0: nothing to strip */
-static u32 offs_root_hash;		/* of the prefix stripped; 0: none */
+u32 offs_root_hash;		/* of the prefix stripped; 0: none */
 
 /*
  * Name files from t's root from now on (sampler kthread only, no lock
@@ -156,17 +156,6 @@ void offs_root_enter(struct task_struct *t)
 		}
 	}
 	path_put(&mine);
-}
-
-/*
- * Which names files get now: 0 when nothing is stripped (the sampler's
- * root, or another mount namespace's), else a hash of the prefix that is.
- * Names kept beyond the window they were made in (ustack.c's memo of
- * stacks) are only used again under the same.
- */
-u32 offs_root_id(void)
-{
-	return offs_root_hash;
 }
 
 /* Forget the process's root, so nothing is pinned between ticks. */

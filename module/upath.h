@@ -28,10 +28,23 @@ struct offs_upath {
 	char path[];
 };
 
+extern u32 offs_root_hash;
+
+/*
+ * Which names files get now: 0 when nothing is stripped (the sampler's
+ * root, or another mount namespace's), else a hash of the prefix that is.
+ * Names kept beyond the window they were made in (ustack.c's memo of
+ * stacks) are only used again under the same.  Inline: asked at each
+ * capture.
+ */
+static inline u32 offs_root_id(void)
+{
+	return offs_root_hash;
+}
+
 void offs_root_exit(void);
 void offs_root_enter(struct task_struct *t);
 void offs_root_leave(void);
-u32 offs_root_id(void);
 char *offs_d_path(const struct path *path, char *buf, int len);
 struct offs_upath *offs_upath_of_file(struct file *file);
 void offs_upath_memo_clear(void);

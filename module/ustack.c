@@ -328,12 +328,10 @@ struct mm_struct *offs_uwin_enter(struct task_struct *t)
  * s->ustale still set (so also when the mmap lock was busy): the walk's
  * frames stay untranslated, its Python frames dropped.  Sleeps.
  */
-bool offs_uwin_recapture(struct offs_sample *s, bool may_recopy)
+bool offs_uwin_recheck(struct offs_sample *s, bool may_recopy)
 {
 	int same;
 
-	if (!s->ustale)
-		return false;
 	OFFS_STAT_ADD(user_maps_checked, 1);
 	same = offs_umm_verify(s);
 	if (same > 0) {
@@ -463,55 +461,20 @@ static bool offs_ustack_resolve(unsigned int n)
 }
 
 /*
- * The user stack walked while t was pinned (s->uips, offs_pin_capture()),
- * mapped to files and interned, with a reference for the caller unless
- * s->ustack_memo (the memo's, valid until offs_table_record()); NULL if
- * it has none or it could not be stored.  No lock is held on entry.  Sets
- * s->degraded when the result is not the whole stack that a later try
- * could get (the mmap lock was busy, a page was not resident, something
- * could not be stored, Python frames may be missing: s->pylost).
+ * The part of offs_ustack_capture() past the memo: map the walk to files,
+ * intern it, keep it in memo (its slot, under hash) when it is whole.  A
+ * function of its own: its locals are not zeroed at a memo hit (issue
+ * 52).  *n: the frames stored.
  */
-struct offs_ustack *offs_ustack_capture(struct offs_sample *s)
+static noinline struct offs_ustack *
+offs_ustack_build(struct offs_sample *s, struct offs_usmemo *memo, u32 hash,
+		  unsigned int *np)
 {
 	bool faulted = false, whole = true, in_maps = false, truncated = false;
-	u64 t0 = s->timed ? local_clock() : 0;
-	unsigned int i, n = s->udepth;
-	struct offs_usmemo *memo;
+	unsigned int i, n = *np;
 	struct offs_ustack *us;
-	u32 hash = 0;
 	int got;
 
-	/* Ours unless a memo hit below says otherwise. */
-	s->ustack_memo = false;
-	if (!n || !s->umm) {
-		/* A user thread whose stack was not walked: it is exiting. */
-		s->degraded = true;
-		return NULL;
-	}
-	memo = NULL;
-	if (offs_usmemo_may(s)) {
-		memo = offs_usmemo_last;
-		if (!memo || !offs_usmemo_same(memo, s)) {
-			memo = offs_usmemo_slot(s, &hash);
-			/* Kept in that slot below, if it can be. */
-			if (memo->hash != hash || !offs_usmemo_same(memo, s))
-				goto walk;
-		}
-		/*
-		 * The stack another thread of this process has, whole.  The
-		 * memo's reference serves the caller (s->ustack_memo): only
-		 * this thread drops it, at the end of the tick or before a
-		 * recapture, never between here and offs_table_record().  No
-		 * lock, no reference taken and dropped: about 60 instructions
-		 * of a cold capture (issue 52).
-		 */
-		us = memo->us;
-		s->ustack_memo = true;
-		offs_usmemo_last = memo;
-		OFFS_STAT_ADD(user_stack_memo_hits, 1);
-		goto out;
-	}
-walk:
 	/*
 	 * Walked against mappings that changed, copied again as often as
 	 * allowed (offs_uwin_recapture()): its files are not known.
@@ -559,6 +522,59 @@ walk:
 	/* Degraded: a later try could do better (then not cached). */
 	if (faulted || !whole || (n && !us) || s->upending)
 		s->degraded = true;
+	*np = n;
+	return us;
+}
+
+/*
+ * The user stack walked while t was pinned (s->uips, offs_pin_capture()),
+ * mapped to files and interned, with a reference for the caller unless
+ * s->ustack_memo (the memo's, valid until offs_table_record()); NULL if
+ * it has none or it could not be stored.  No lock is held on entry.  Sets
+ * s->degraded when the result is not the whole stack that a later try
+ * could get (the mmap lock was busy, a page was not resident, something
+ * could not be stored, Python frames may be missing: s->pylost).
+ */
+struct offs_ustack *offs_ustack_capture(struct offs_sample *s)
+{
+	u64 t0 = s->timed ? local_clock() : 0;
+	unsigned int n = s->udepth;
+	struct offs_usmemo *memo;
+	struct offs_ustack *us;
+	u32 hash = 0;
+
+	/* Ours unless a memo hit below says otherwise. */
+	s->ustack_memo = false;
+	if (!n || !s->umm) {
+		/* A user thread whose stack was not walked: it is exiting. */
+		s->degraded = true;
+		return NULL;
+	}
+	memo = NULL;
+	if (offs_usmemo_may(s)) {
+		memo = offs_usmemo_last;
+		if (!memo || !offs_usmemo_same(memo, s)) {
+			memo = offs_usmemo_slot(s, &hash);
+			/* Kept in that slot below, if it can be. */
+			if (memo->hash != hash || !offs_usmemo_same(memo, s))
+				goto build;
+		}
+		/*
+		 * The stack another thread of this process has, whole.  The
+		 * memo's reference serves the caller (s->ustack_memo): only
+		 * this thread drops it, at the end of the tick or before a
+		 * recapture, never between here and offs_table_record().  No
+		 * lock, no reference taken and dropped: about 60 instructions
+		 * of a cold capture (issue 52).
+		 */
+		us = memo->us;
+		s->ustack_memo = true;
+		offs_usmemo_last = memo;
+		OFFS_STAT_ADD(user_stack_memo_hits, 1);
+		goto out;
+	}
+build:
+	us = offs_ustack_build(s, memo, hash, &n);
 out:
 	if (s->pylost) {
 		OFFS_STAT_ADD(py_lost, 1);

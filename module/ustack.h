@@ -47,7 +47,17 @@ static inline size_t offs_ustack_size(unsigned int depth)
 /* The window (sampler kthread only; each may sleep). */
 struct mm_struct *offs_uwin_enter(struct task_struct *t);
 struct mm_struct *offs_uwin_enter_data(struct task_struct *t);
-bool offs_uwin_recapture(struct offs_sample *s, bool may_recopy);
+bool offs_uwin_recheck(struct offs_sample *s, bool may_recopy);
+
+/*
+ * Capture s again, with a new copy of its process's mappings (ustack.c)?
+ * Only when its walk saw them change (s->ustale), tested inline.
+ */
+static inline bool offs_uwin_recapture(struct offs_sample *s, bool may_recopy)
+{
+	return s->ustale && offs_uwin_recheck(s, may_recopy);
+}
+
 void offs_uwin_end(void);
 void offs_uwin_tick_end(bool idle);
 void offs_uwin_end_if_orphaned(void);
