@@ -157,7 +157,8 @@ struct offs_sample {
 	unsigned long *ips_buf;	/* caller-provided, max_depth entries */
 	/*
 	 * The kernel stack: ips_buf, or (kcache) the stack cache's entry,
-	 * not copied (issue 52), valid until the sampler's next walk.
+	 * not copied (issue 52), valid until the next offs_unwind_commit():
+	 * record it before the sampler captures another thread.
 	 */
 	const unsigned long *ips;
 	bool kcache;		/* the sampler's: use unwind.c's stack cache */

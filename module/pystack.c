@@ -139,6 +139,11 @@ struct offs_pythread {
 	u64 ts;
 };
 
+/*
+ * The window's interpreter.  Every write of entered, retry, unsure, cur or
+ * mm is followed by offs_pywin_gate_set(): the gate (pystack.h) is what
+ * captures ask.
+ */
 static struct {
 	bool entered;			/* looked for in this window */
 	/*

@@ -745,12 +745,6 @@ static void offs_hit_set(struct offs_hit *hit, struct offs_stack *st,
 }
 
 /*
- * Count one off-CPU sample (full capture) in the current generation.
- * Sampler kthread only.  If hit is given, it is updated to point at the
- * stored stack (holding a reference) so that the next sample of an
- * unchanged thread can skip all of this.  Returns the reason.
- */
-/*
  * A capture whose stack could not be stored (err): classified from its
  * frames, counted as dropped; hit keeps nothing.  offs_table_lock held.
  */
@@ -780,6 +774,12 @@ static noinline enum offs_reason offs_table_drop(struct offs_sample *s,
  */
 static struct offs_key offs_key_buf;
 
+/*
+ * Count one off-CPU sample (full capture) in the current generation.
+ * Sampler kthread only.  If hit is given, it is updated to point at the
+ * stored stack (holding a reference) so that the next sample of an
+ * unchanged thread can skip all of this.  Returns the reason.
+ */
 enum offs_reason offs_table_record(struct offs_sample *s,
 				   struct offs_hit *hit)
 {
