@@ -305,7 +305,7 @@ struct mm_struct *offs_uwin_enter_data(struct task_struct *t)
 }
 
 /* The same, with the map of its code the unwinder needs (built once). */
-struct mm_struct *offs_uwin_enter(struct task_struct *t)
+struct mm_struct *offs_uwin_enter_code(struct task_struct *t)
 {
 	struct mm_struct *mm = offs_uwin_enter_data(t);
 

@@ -18,6 +18,7 @@
 #include "intern.h"
 #include "umm.h"
 #include "upath.h"
+#include "pystack.h"
 
 struct offs_pyname;
 
@@ -45,8 +46,24 @@ static inline size_t offs_ustack_size(unsigned int depth)
 }
 
 /* The window (sampler kthread only; each may sleep). */
-struct mm_struct *offs_uwin_enter(struct task_struct *t);
+struct mm_struct *offs_uwin_enter_code(struct task_struct *t);
 struct mm_struct *offs_uwin_enter_data(struct task_struct *t);
+
+/*
+ * Enter t's window for a capture (ustack.c): its address space, its code
+ * mapped and its interpreter looked for; NULL if it has none.  Most
+ * captures are of a thread of the window already entered, with nothing
+ * left to do: that is tested inline (issue 52).
+ */
+static inline struct mm_struct *offs_uwin_enter(struct task_struct *t)
+{
+	struct mm_struct *mm = READ_ONCE(t->mm);
+
+	if (mm && mm == offs_umm_current() && offs_umaps_built &&
+	    !offs_pywin_gate.look)
+		return mm;
+	return offs_uwin_enter_code(t);
+}
 bool offs_uwin_recheck(struct offs_sample *s, bool may_recopy);
 
 /*
