@@ -64,6 +64,7 @@ static inline struct mm_struct *offs_uwin_enter(struct task_struct *t)
 		return mm;
 	return offs_uwin_enter_code(t);
 }
+
 bool offs_uwin_recheck(struct offs_sample *s, bool may_recopy);
 
 /*
