@@ -106,9 +106,8 @@ static struct sock *offs_unix_stream(struct file *file)
 }
 
 void offs_kh_peer_wait_in(struct task_struct *t, const struct offs_sample *s,
-			  struct offs_fxwait *fx)
+			  struct offs_fxwait *fx, bool writing)
 {
-	bool writing = offs_kh_peer_call(s->syscall) == OFFS_KH_PEER_WRITE;
 	struct file *file;
 	unsigned int fd;
 

@@ -42,16 +42,20 @@ static inline int offs_kh_peer_call(long nr)
 }
 
 void offs_kh_peer_wait_in(struct task_struct *t, const struct offs_sample *s,
-			  struct offs_fxwait *fx);
+			  struct offs_fxwait *fx, bool writing);
 
 /* A UNIX stream's other end, or a pipe's (kfile.c), that s may wait for. */
 static inline void offs_kh_peer_wait(struct task_struct *t,
 				     const struct offs_sample *s,
 				     struct offs_fxwait *fx)
 {
-	if (fx->cand == OFFS_FX_NONE && s->user &&
-	    offs_kh_peer_call(s->syscall))
-		offs_kh_peer_wait_in(t, s, fx);
+	int call;
+
+	if (fx->cand != OFFS_FX_NONE || !s->user)
+		return;
+	call = offs_kh_peer_call(s->syscall);
+	if (call)
+		offs_kh_peer_wait_in(t, s, fx, call == OFFS_KH_PEER_WRITE);
 }
 
 struct task_struct *offs_kh_peer(struct task_struct *t, unsigned int fd);

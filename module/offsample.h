@@ -373,21 +373,6 @@ static __always_inline bool offs_words_same(const unsigned long *a,
 }
 
 /*
- * Copies of stacks a capture makes (the kernel stack cache's hits, the
- * user stack memo), inline and a word at a time: memcpy() of a length
- * known only at run time is a call to a `rep movsb` of one step a byte,
- * 64-120 steps for a kernel stack (issue 52).
- */
-static inline void offs_words_copy(unsigned long *dst, const unsigned long *src,
-				   unsigned int n)
-{
-	unsigned int i;
-
-	for (i = 0; i < n; i++)
-		dst[i] = src[i];
-}
-
-/*
  * Two names of TASK_COMM_LEN bytes, any alignment: two words each, held
  * in scalars (copies into arrays went through the stack).
  */

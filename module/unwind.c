@@ -302,18 +302,22 @@ static unsigned int offs_unwind_collect(struct unwind_state *st,
 }
 
 /*
- * Does e's stack start at word sp0 of stack?  Its slots below e->fixed
- * move with the first one, those from e->fixed on stay where they were.
- * Slots rise (offs_kc_learn()), so the moved ones lie above sp0 and, as in
- * any walk, below the ones that stay: all inside the stack.  An entry
- * whose fixed slots are not known yet serves its own offset only.
+ * Is e, of generation gen, the stack that starts at word sp0 of stack with
+ * return address ip0?  Its slots below e->fixed move with the first one,
+ * those from e->fixed on stay where they were.  Slots rise
+ * (offs_kc_learn()), so the moved ones lie above sp0 and, as in any walk,
+ * below the ones that stay: all inside the stack.  An entry whose fixed
+ * slots are not known yet serves its own offset only.
  */
-static bool offs_kc_match(const struct offs_kc_ent *e, unsigned int sp0,
+static bool offs_kc_match(const struct offs_kc_ent *e, unsigned int gen,
+			  unsigned long ip0, unsigned int sp0,
 			  const unsigned long *stack)
 {
 	int delta = (int)sp0 - (int)e->sp0;
 	unsigned int i;
 
+	if (e->gen != gen || e->ip0 != ip0 || !e->depth)
+		return false;
 	if (delta && (e->fixed == e->depth ||
 		      (int)e->slot[e->fixed - 1] + delta >= e->slot[e->fixed]))
 		return false;
@@ -336,8 +340,7 @@ offs_kc_lookup(struct offs_kc_set *set, unsigned int gen, unsigned long ip0,
 
 	for (w = 0; w < OFFS_KC_WAYS; w++) {
 		e = &set->way[w];
-		if (e->gen == gen && e->ip0 == ip0 && e->key == key &&
-		    e->depth && offs_kc_match(e, sp0, stack))
+		if (e->key == key && offs_kc_match(e, gen, ip0, sp0, stack))
 			return e;
 	}
 	return NULL;
@@ -475,8 +478,7 @@ unsigned int offs_unwind_kernel(struct task_struct *t, unsigned long *ips,
 	if (fsp0 >= 0 && offs_kc_first_ok) {
 		ip0 = offs_kc_word(stack, fsp0);
 		e = offs_kc_last;
-		if (e && e->gen == gen && e->ip0 == ip0 && e->depth &&
-		    offs_kc_match(e, fsp0, stack))
+		if (e && offs_kc_match(e, gen, ip0, fsp0, stack))
 			return offs_kc_serve(e, frames, max, truncated, id);
 		key = offs_kc_key(stack, ip0, fsp0, gen);
 		e = offs_kc_lookup(offs_kc_set_of(key), gen, ip0, key, fsp0,

@@ -429,7 +429,7 @@ static void offs_usmemo_keep(struct offs_usmemo *m,
 	m->hash = hash;
 	m->n = s->udepth;
 	m->truncated = s->utruncated;
-	offs_words_copy(m->ips, s->uips, m->n);
+	memcpy(m->ips, s->uips, m->n * sizeof(*s->uips));
 }
 
 /*
